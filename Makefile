@@ -1,0 +1,30 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+#
+# Every target first runs the one set-up path (scripts/setup_env.sh): a fresh machine gets everything installed,
+# a second run only compares stamps.
+
+SHELL := /bin/bash
+VENV ?= .venv
+PY := $(VENV)/bin/python
+GPU ?= 0
+PYTEST_ARGS ?=
+export AMENT_PREFIX_PATH := $(abspath $(VENV))
+export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
+
+.PHONY: setup test demo lint clean
+
+setup:
+	@GPU=$(GPU) bash scripts/setup_env.sh
+
+test: setup
+	$(PY) -m pytest $(PYTEST_ARGS)
+
+lint: setup
+	$(PY) -m pytest test/test_lint.py $(PYTEST_ARGS)
+
+demo: setup
+	$(PY) -m lightomni_ros.cli demo
+
+clean:
+	rm -rf build

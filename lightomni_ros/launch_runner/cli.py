@@ -1,0 +1,34 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""``lightomni launch``: run a ROS 2 launch file without ros2launch (see :mod:`lightomni_ros.launch_runner`)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add the ``launch`` verb."""
+    p = sub.add_parser('launch', help='run a *.launch.py file here (same file as `ros2 launch` on a robot)',
+                       description='Start every node of a launch file as its own process, configure and activate '
+                                   'lifecycle nodes with autostart, and stop them all on Ctrl-C or when one fails.')
+    p.add_argument('file', help='launch file, or a name in the package share (e.g. lightomni.launch.py)')
+    p.add_argument('arguments', nargs='*', metavar='name:=value', help='launch arguments')
+    p.add_argument('--duration', type=float, default=None, help='stop after this many seconds')
+    p.add_argument('--log-dir', default=None, help='where node logs go (default: ~/.ros/log/lightomni_launch_<time>)')
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Resolve the file (path, or the package's launch/ folder) and run it."""
+    import pathlib
+
+    from . import runner, shim
+
+    path = pathlib.Path(args.file)
+    if not path.exists():
+        try:
+            path = shim.package_share('lightomni_ros') / 'launch' / args.file
+        except shim.LaunchError:
+            pass
+    return runner.launch(path, args.arguments, duration=args.duration, log_dir=args.log_dir)

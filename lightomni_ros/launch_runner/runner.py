@@ -1,0 +1,344 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Execute a launch description: one process per node, lifecycle autostart, prefixed output, clean shutdown.
+
+Shutdown escalates SIGINT -> SIGTERM -> SIGKILL on each node's process group (every node runs in its own session,
+so nothing it spawned outlives it). The runner exits 0 when it was stopped (Ctrl-C, SIGTERM, ``duration``) and every
+node exited cleanly, 1 when a node failed, and 2 when the description itself is invalid.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib.metadata
+import logging
+import os
+import pathlib
+import runpy
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from typing import Any, Callable, TextIO
+
+import yaml
+
+from . import shim
+
+log = logging.getLogger('lightomni.launch')
+
+
+@dataclasses.dataclass
+class NodeProcess:
+    """A node of the description, resolved to a command line."""
+
+    label: str
+    cmd: list[str]
+    env: dict[str, str]
+    fqn: str
+    lifecycle: bool
+    autostart: bool
+    proc: subprocess.Popen | None = None
+    log_path: pathlib.Path | None = None
+    reader: threading.Thread | None = None
+
+
+def parse_launch_arguments(items: list[str]) -> dict[str, str]:
+    """``name:=value`` items -> dict; anything else is an error."""
+    out = {}
+    for item in items:
+        if ':=' not in item:
+            raise shim.LaunchError(f'launch arguments are name:=value, got {item!r}')
+        name, value = item.split(':=', 1)
+        out[name] = value
+    return out
+
+
+def load_description(path: str | os.PathLike) -> shim.LaunchDescription:
+    """Run the launch file with the shim in place and return its ``generate_launch_description()``."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise shim.LaunchError(f'launch file {str(path)!r} not found')
+    with shim.injected():
+        namespace = runpy.run_path(str(path))
+        if 'generate_launch_description' not in namespace:
+            raise shim.LaunchError(f'{path} defines no generate_launch_description()')
+        return namespace['generate_launch_description']()
+
+
+def resolve_executable(package: str | None, executable: str) -> list[str]:
+    """Command that starts ``executable`` of ``package``, as ``ros2 run`` would find it.
+
+    A console script of an installed Python distribution is run with this interpreter (no shebang/venv mix-ups);
+    otherwise ``<prefix>/lib/<package>/<executable>`` on AMENT_PREFIX_PATH.
+    """
+    for ep in importlib.metadata.entry_points(group='console_scripts', name=executable):
+        dist = ep.dist.name.replace('-', '_') if ep.dist else ''
+        if package is None or dist == package:
+            return [sys.executable, '-c', f'import sys; from {ep.module} import {ep.attr}; sys.exit({ep.attr}())']
+    for prefix in shim.ament_prefixes():
+        candidate = prefix / 'lib' / (package or '') / executable
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            if candidate.read_bytes()[:64].startswith(b'#!') and b'python' in candidate.read_bytes()[:64]:
+                return [sys.executable, str(candidate)]
+            return [str(candidate)]
+    raise shim.LaunchError(f'executable {executable!r} of package {package!r} not found '
+                           '(console scripts or <prefix>/lib/<package>/ on AMENT_PREFIX_PATH)')
+
+
+def _params_file(params: dict, tmpdir: pathlib.Path, label: str) -> str:
+    path = tmpdir / f'{label}_params.yaml'
+    path.write_text(yaml.safe_dump({'/**': {'ros__parameters': params}}, sort_keys=False))
+    return str(path)
+
+
+def _fqn(namespace: str, name: str) -> str:
+    ns = '/' + namespace.strip('/') if namespace and namespace.strip('/') else ''
+    return f'{ns}/{name}'
+
+
+def plan(description: shim.LaunchDescription, arguments: dict[str, str], tmpdir: pathlib.Path,
+         ) -> tuple[list[NodeProcess], list[str]]:
+    """Resolve every action to node processes; return them and the LogInfo messages."""
+    context = shim.LaunchContext()
+    declared: dict[str, shim.DeclareLaunchArgument] = {}
+    env = dict(os.environ)
+    nodes: list[NodeProcess] = []
+    messages: list[str] = []
+    labels: set[str] = set()
+
+    def visit(actions: list[Any]) -> None:
+        for action in actions:
+            if isinstance(action, shim.DeclareLaunchArgument):
+                declared[action.name] = action
+                if action.name in arguments:
+                    value = arguments[action.name]
+                elif action.default_value is not None:
+                    value = str(shim.perform(action.default_value, context))
+                else:
+                    raise shim.LaunchError(f'launch argument {action.name!r} is required ({action.description})')
+                if action.choices and value not in action.choices:
+                    raise shim.LaunchError(f'launch argument {action.name!r}={value!r} not in {action.choices}')
+                context.launch_configurations[action.name] = value
+                continue
+            if not action.enabled(context):
+                continue
+            if isinstance(action, shim.GroupAction):
+                visit(action.actions)
+            elif isinstance(action, shim.SetEnvironmentVariable):
+                env[str(shim.perform(action.name, context))] = str(shim.perform(action.value, context))
+            elif isinstance(action, shim.LogInfo):
+                messages.append(str(shim.perform(action.msg, context)))
+            elif isinstance(action, shim.Node):
+                nodes.append(_node_process(action, context, env, tmpdir, labels))
+            else:
+                raise shim.LaunchError(f'unsupported launch action {type(action).__name__}')
+
+    visit(description.entities)
+    unknown = sorted(set(arguments) - set(declared))
+    if unknown:
+        raise shim.LaunchError(f'unknown launch argument(s) {unknown}; declared: {sorted(declared)}')
+    return nodes, messages
+
+
+def _node_process(action: shim.Node, context: shim.LaunchContext, env: dict[str, str], tmpdir: pathlib.Path,
+                  labels: set[str]) -> NodeProcess:
+    package = shim.perform(action.package, context)
+    executable = str(shim.perform(action.executable, context))
+    name = shim.perform(action.name, context)
+    namespace = str(shim.perform(action.namespace, context) or '')
+    label = str(name or executable)
+    while label in labels:
+        label += '_'
+    labels.add(label)
+    cmd = resolve_executable(package, executable)
+    cmd += [str(shim.perform_deep(a, context)) for a in action.arguments]
+    cmd += ['--ros-args']
+    if name:
+        cmd += ['-r', f'__node:={name}']
+    if namespace:
+        cmd += ['-r', f'__ns:=/{namespace.strip("/")}']
+    for p in action.parameters:
+        p = shim.perform_deep(p, context)
+        if isinstance(p, dict):
+            cmd += ['--params-file', _params_file(p, tmpdir, label)]
+        else:
+            if not pathlib.Path(str(p)).is_file():
+                raise shim.LaunchError(f'{label}: parameters file {p!r} not found')
+            cmd += ['--params-file', str(p)]
+    for src, dst in action.remappings:
+        cmd += ['-r', f'{shim.perform(src, context)}:={shim.perform(dst, context)}']
+    cmd += [str(shim.perform_deep(a, context)) for a in action.ros_arguments]
+    node_env = dict(env)
+    node_env.update({str(k): str(shim.perform(v, context)) for k, v in action.additional_env.items()})
+    node_env.setdefault('PYTHONUNBUFFERED', '1')
+    node_env.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
+    autostart = action.is_lifecycle and shim._truth(str(shim.perform(action.autostart, context)))
+    return NodeProcess(label, cmd, node_env, _fqn(namespace, str(name or executable)), action.is_lifecycle, autostart)
+
+
+class Runner:
+    """Start, watch and stop a planned set of node processes."""
+
+    def __init__(self, nodes: list[NodeProcess], *, log_dir: pathlib.Path, out: TextIO = sys.stdout,
+                 sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, lifecycle_timeout: float = 30.0) -> None:
+        self.nodes = nodes
+        self.log_dir = log_dir
+        self.out = out
+        self.sigint_timeout = sigint_timeout
+        self.sigterm_timeout = sigterm_timeout
+        self.lifecycle_timeout = lifecycle_timeout
+        self._stop = threading.Event()
+        self._out_lock = threading.Lock()
+        self.failed: list[str] = []
+
+    # -- output ----------------------------------------------------------------------------------------------------
+    def say(self, label: str, line: str) -> None:
+        """Print one prefixed line."""
+        with self._out_lock:
+            self.out.write(f'[{label}] {line}\n')
+            self.out.flush()
+
+    def _pump(self, node: NodeProcess) -> None:
+        assert node.proc is not None and node.proc.stdout is not None and node.log_path is not None
+        with node.log_path.open('w') as logf:
+            for raw in iter(node.proc.stdout.readline, b''):
+                line = raw.decode(errors='replace').rstrip('\n')
+                logf.write(line + '\n')
+                logf.flush()
+                self.say(node.label, line)
+
+    # -- life cycle ------------------------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Start every node process (each in its own session)."""
+        self.log_dir.mkdir(parents=True, exist_ok=True)
+        for node in self.nodes:
+            node.log_path = self.log_dir / f'{node.label}.log'
+            node.proc = subprocess.Popen(node.cmd, env=node.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            node.reader = threading.Thread(target=self._pump, args=(node,), daemon=True)
+            node.reader.start()
+            self.say('launch', f'started {node.label} (pid {node.proc.pid}): {" ".join(node.cmd[-12:])}')
+
+    def stop(self) -> None:
+        """Ask the run loop to stop (thread-safe, signal-safe)."""
+        self._stop.set()
+
+    def shutdown(self) -> None:
+        """SIGINT, then SIGTERM, then SIGKILL on each still-running node's process group."""
+        for sig, timeout in ((signal.SIGINT, self.sigint_timeout), (signal.SIGTERM, self.sigterm_timeout),
+                             (signal.SIGKILL, 5.0)):
+            alive = [n for n in self.nodes if n.proc is not None and n.proc.poll() is None]
+            if not alive:
+                break
+            if sig != signal.SIGINT:
+                self.say('launch', f'escalating to {sig.name} for {[n.label for n in alive]}')
+            for n in alive:
+                _signal_group(n.proc, sig)
+            deadline = time.monotonic() + timeout
+            for n in alive:
+                try:
+                    n.proc.wait(max(0.0, deadline - time.monotonic()))
+                except subprocess.TimeoutExpired:
+                    pass
+        # Children of a node that exited on its own may still hold the group: make sure nothing outlives the launch.
+        for n in self.nodes:
+            if n.proc is not None:
+                _signal_group(n.proc, signal.SIGKILL)
+                if n.reader is not None:
+                    n.reader.join(timeout=2.0)
+
+    def run(self, duration: float | None = None,
+            activate: Callable[[list[NodeProcess], Callable[[], bool]], list[str]] | None = None) -> int:
+        """Start the graph, bring lifecycle nodes up, wait for a stop or a node exit; return the exit code."""
+        self.start()
+        try:
+            lifecycle = [n for n in self.nodes if n.autostart]
+            if lifecycle:
+                errors = (activate or activate_lifecycle_nodes)(lifecycle, self._stop.is_set)
+                for err in errors:
+                    self.say('launch', f'ERROR: {err}')
+                if errors:
+                    self.failed.extend(errors)
+                    return 1
+            deadline = time.monotonic() + duration if duration else None
+            while not self._stop.is_set():
+                for n in self.nodes:
+                    code = n.proc.poll() if n.proc else None
+                    if code is not None:
+                        self.say('launch', f'{n.label} exited with code {code}; stopping the launch')
+                        if code != 0:
+                            self.failed.append(f'{n.label} exited with code {code}')
+                        return 1 if code != 0 else 0
+                if deadline is not None and time.monotonic() >= deadline:
+                    self.say('launch', f'duration of {duration:g} s reached; stopping')
+                    break
+                self._stop.wait(0.1)
+            return 0
+        finally:
+            self.shutdown()
+            unclean = [f'{n.label}={n.proc.returncode}' for n in self.nodes
+                       if n.proc is not None and n.proc.returncode not in (0, -signal.SIGINT)]
+            if unclean and not self.failed:
+                self.failed.append('unclean exit: ' + ', '.join(unclean))
+            self.say('launch', 'all nodes stopped' + (f' ({"; ".join(self.failed)})' if self.failed else ''))
+
+
+def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
+    try:
+        os.killpg(proc.pid, sig)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def activate_lifecycle_nodes(nodes: list[NodeProcess], stopped: Callable[[], bool],
+                             timeout: float = 60.0) -> list[str]:
+    """Configure, then activate, each node through its ``change_state`` service; return the errors."""
+    from .lifecycle import LifecycleClient
+
+    errors: list[str] = []
+    with LifecycleClient() as client:
+        for node in nodes:
+            for transition in ('configure', 'activate'):
+                if stopped():
+                    return errors
+                ok, why = client.change_state(node.fqn, transition, timeout=timeout)
+                if not ok:
+                    errors.append(f'{node.fqn}: {transition} failed: {why}')
+                    break
+    return errors
+
+
+def launch(path: str | os.PathLike, arguments: list[str] | dict[str, str] | None = None, *,
+           duration: float | None = None, log_dir: str | os.PathLike | None = None, out: TextIO = sys.stdout,
+           sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0) -> int:
+    """Run a launch file until Ctrl-C/SIGTERM, ``duration`` or a node's exit; return the exit code (see module doc)."""
+    args = arguments if isinstance(arguments, dict) else parse_launch_arguments(list(arguments or []))
+    stamp = time.strftime('%Y-%m-%d-%H-%M-%S')
+    logs = pathlib.Path(log_dir) if log_dir else pathlib.Path(
+        os.environ.get('ROS_LOG_DIR', pathlib.Path.home() / '.ros' / 'log')) / f'lightomni_launch_{stamp}'
+    with tempfile.TemporaryDirectory(prefix='lightomni_launch_') as tmp:
+        try:
+            nodes, messages = plan(load_description(path), args, pathlib.Path(tmp))
+        except shim.LaunchError as exc:
+            out.write(f'[launch] ERROR: {exc}\n')
+            return 2
+        runner = Runner(nodes, log_dir=logs, out=out, sigint_timeout=sigint_timeout,
+                        sigterm_timeout=sigterm_timeout)
+        for msg in messages:
+            runner.say('launch', msg)
+        previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
+        in_main = threading.current_thread() is threading.main_thread()
+        if in_main:
+            for sig in previous:
+                signal.signal(sig, lambda *_: runner.stop())
+        try:
+            code = runner.run(duration)
+        finally:
+            if in_main:
+                for sig, handler in previous.items():
+                    signal.signal(sig, handler)
+        runner.say('launch', f'logs in {logs}')
+        return code

@@ -1,0 +1,148 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""What every node shares: QoS profiles, parameters from a config dataclass, diagnostics, and the main() wrapper."""
+
+from __future__ import annotations
+
+import sys
+import threading
+from typing import Any, Callable, Sequence, TypeVar
+
+import rclpy
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
+                       qos_profile_sensor_data)
+
+from ..core import config as cfgmod
+from ..core.timing import StageTimer
+
+C = TypeVar('C')
+# DiagnosticStatus levels as ints (the message field is a one-byte `bytes`).
+OK, WARN, ERROR = 0, 1, 2
+
+#: Camera and microphone inputs: best effort, keep last 5 (a late frame is worth less than a fresh one).
+SENSOR_QOS = qos_profile_sensor_data
+#: Actions, segments, topics: every message matters.
+RELIABLE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST)
+#: State (global state, face gallery): late joiners get the latest value.
+LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def declare_config(node: Node, cls: type[C], prefix: str = '') -> C:
+    """Declare one ROS parameter per config field (same name, default and description) and build the config.
+
+    Raises :class:`lightomni_ros.core.config.ConfigError` with the parameter's name when a value is invalid.
+    """
+    values: dict[str, Any] = {}
+    for row in cfgmod.describe(cls):
+        name = prefix + row['name']
+        desc = row['doc']
+        if row['choices']:
+            desc += f' (one of {list(row["choices"])})'
+        if not node.has_parameter(name):
+            node.declare_parameter(name, row['default'], ParameterDescriptor(description=desc))
+        values[row['name']] = node.get_parameter(name).value
+    return cfgmod.from_dict(cls, values)
+
+
+class Diagnostics:
+    """Publishes /diagnostics at a fixed rate: per-stage latency with WARN/ERROR thresholds, counters, warnings.
+
+    Warnings raised by bad input (``warn(key, text)``) stay visible as WARN for ``warn_hold_s`` seconds, so an operator
+    watching /diagnostics sees them even when the input recovered.
+    """
+
+    def __init__(self, node: Node, name: str, timer: StageTimer, *, period_s: float = 1.0,
+                 warn_ms: dict[str, float] | None = None, error_ms: dict[str, float] | None = None,
+                 warn_hold_s: float = 10.0) -> None:
+        self.node = node
+        self.name = name
+        self.timer = timer
+        self.warn_ms = warn_ms or {}
+        self.error_ms = error_ms or {}
+        self.warn_hold_s = warn_hold_s
+        self.counters: dict[str, float] = {}
+        self.values: dict[str, str] = {}
+        self._warnings: dict[str, tuple[str, float]] = {}
+        self._lock = threading.Lock()
+        self._pub = node.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self._tmr = node.create_timer(period_s, self.publish)
+
+    def count(self, key: str, n: float = 1) -> None:
+        """Add ``n`` to counter ``key``."""
+        with self._lock:
+            self.counters[key] = self.counters.get(key, 0) + n
+
+    def set(self, key: str, value: Any) -> None:
+        """Report a free value (e.g. the execution path in use)."""
+        with self._lock:
+            self.values[key] = str(value)
+
+    def warn(self, key: str, text: str) -> None:
+        """Raise a WARN (also logged, throttled) naming the problem; counted under ``warn.<key>``."""
+        now = self.node.get_clock().now().nanoseconds / 1e9
+        with self._lock:
+            self._warnings[key] = (text, now)
+            self.counters[f'warn.{key}'] = self.counters.get(f'warn.{key}', 0) + 1
+        self.node.get_logger().warning(f'{key}: {text}', throttle_duration_sec=5.0)
+
+    def status(self) -> DiagnosticStatus:
+        """Build the current status message."""
+        now = self.node.get_clock().now().nanoseconds / 1e9
+        level, msgs, kv = OK, [], []
+        for stage, s in sorted(self.timer.summary().items()):
+            kv += [KeyValue(key=f'{stage}.p50_ms', value=f'{s["p50"]:.2f}'),
+                   KeyValue(key=f'{stage}.p99_ms', value=f'{s["p99"]:.2f}'),
+                   KeyValue(key=f'{stage}.count', value=str(s['count']))]
+            if stage in self.error_ms and s['p50'] > self.error_ms[stage]:
+                level = max(level, ERROR)
+                msgs.append(f'{stage} p50 {s["p50"]:.0f} ms > {self.error_ms[stage]:.0f}')
+            elif stage in self.warn_ms and s['p50'] > self.warn_ms[stage]:
+                level = max(level, WARN)
+                msgs.append(f'{stage} p50 {s["p50"]:.0f} ms > {self.warn_ms[stage]:.0f}')
+        with self._lock:
+            kv += [KeyValue(key=k, value=f'{v:g}') for k, v in sorted(self.counters.items())]
+            kv += [KeyValue(key=k, value=v) for k, v in sorted(self.values.items())]
+            for key, (text, t) in list(self._warnings.items()):
+                if now - t > self.warn_hold_s:
+                    del self._warnings[key]
+                    continue
+                level = max(level, WARN)
+                msgs.append(f'{key}: {text}')
+        return DiagnosticStatus(level=bytes([level]),
+                                name=f'{self.node.get_name()}: {self.name}', hardware_id=self.node.get_name(),
+                                message='; '.join(msgs) or 'ok', values=kv)
+
+    def publish(self) -> None:
+        """Publish one DiagnosticArray."""
+        arr = DiagnosticArray()
+        arr.header.stamp = self.node.get_clock().now().to_msg()
+        arr.status = [self.status()]
+        self._pub.publish(arr)
+
+    def destroy(self) -> None:
+        """Stop publishing."""
+        self.node.destroy_timer(self._tmr)
+        self.node.destroy_publisher(self._pub)
+
+
+def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, threads: int = 4) -> int:
+    """Standard main(): init, spin a multi-threaded executor, exit 0 on Ctrl-C or external shutdown."""
+    rclpy.init(args=args if args is not None else sys.argv)
+    node = None
+    try:
+        node = factory()
+        executor = MultiThreadedExecutor(num_threads=threads)
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
