@@ -17,6 +17,7 @@ from typing import Sequence
 #: verb -> module that registers it
 VERBS = {
     'launch': 'lightomni_ros.launch_runner.cli',
+    'bench': 'lightomni_ros.eval.bench',
 }
 
 

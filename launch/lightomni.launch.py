@@ -1,0 +1,53 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The Light-Omni node graph: perception -> reflex -> consolidation, each a lifecycle node.
+
+Works under ``ros2 launch lightomni_ros lightomni.launch.py`` on a ROS 2 install and under
+``lightomni launch lightomni.launch.py`` with the PyPI wheels. Inputs are remapped from launch arguments so a robot's
+camera, microphone and text topics plug in without code changes.
+"""
+
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch.conditions import IfCondition
+from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch_ros.actions import LifecycleNode
+from launch_ros.substitutions import FindPackageShare
+
+
+def generate_launch_description():
+    """Declare the arguments and the three nodes."""
+    config_dir = LaunchConfiguration('config_dir')
+    namespace = LaunchConfiguration('namespace')
+    autostart = LaunchConfiguration('autostart')
+
+    def node(name, executable, extra_remaps=()):
+        return LifecycleNode(
+            package='lightomni_ros', executable=executable, name=name, namespace=namespace,
+            parameters=[PathJoinSubstitution([config_dir, name + '.yaml'])],
+            remappings=list(extra_remaps), autostart=autostart, output='screen',
+            condition=IfCondition(LaunchConfiguration('with_' + name)))
+
+    return LaunchDescription([
+        DeclareLaunchArgument('namespace', default_value='lightomni', description='namespace of the node graph'),
+        DeclareLaunchArgument('config_dir', default_value=PathJoinSubstitution([FindPackageShare('lightomni_ros'),
+                                                                                'config']),
+                              description='folder with perception.yaml, reflex.yaml and consolidation.yaml'),
+        DeclareLaunchArgument('autostart', default_value='true', choices=['true', 'false'],
+                              description='configure and activate the lifecycle nodes at start'),
+        DeclareLaunchArgument('camera_topic', default_value='/camera/image_raw',
+                              description='sensor_msgs/Image (or CompressedImage at <topic>/compressed)'),
+        DeclareLaunchArgument('audio_topic', default_value='/audio', description='lightomni_ros/AudioStamped input'),
+        DeclareLaunchArgument('text_topic', default_value='/text_input', description='std_msgs/String instructions'),
+        DeclareLaunchArgument('with_perception', default_value='true', choices=['true', 'false']),
+        DeclareLaunchArgument('with_reflex', default_value='true', choices=['true', 'false']),
+        DeclareLaunchArgument('with_consolidation', default_value='true', choices=['true', 'false']),
+        node('consolidation', 'consolidation_node'),
+        node('perception', 'perception_node', [
+            ('camera/image_raw', LaunchConfiguration('camera_topic')),
+            ('camera/image_raw/compressed', [LaunchConfiguration('camera_topic'), '/compressed']),
+            ('audio', LaunchConfiguration('audio_topic')),
+            ('text_input', LaunchConfiguration('text_topic')),
+        ]),
+        node('reflex', 'reflex_node'),
+    ])

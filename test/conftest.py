@@ -1,0 +1,41 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Shared fixtures: a ROS domain per test, an own rclpy context, child processes with group teardown."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).parent))
+
+from harness import RosTestNode, Spawner, next_domain_id  # noqa: E402
+
+
+@pytest.fixture
+def domain_id(monkeypatch: pytest.MonkeyPatch) -> int:
+    """A fresh ROS_DOMAIN_ID, also set in this process's environment (for in-process nodes)."""
+    did = next_domain_id()
+    monkeypatch.setenv('ROS_DOMAIN_ID', str(did))
+    monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
+    monkeypatch.setenv('FASTDDS_BUILTIN_TRANSPORTS', 'LARGE_DATA')
+    return did
+
+
+@pytest.fixture
+def ros(domain_id: int):
+    """An rclpy node on its own context in the test's domain, spun in the background."""
+    node = RosTestNode(domain_id, name=f'test_{os.getpid()}')
+    yield node
+    node.close()
+
+
+@pytest.fixture
+def spawn(domain_id: int, tmp_path: pathlib.Path):
+    """Start child processes in the test's domain; all are stopped (INT -> TERM -> KILL) at teardown."""
+    spawner = Spawner(domain_id, tmp_path)
+    yield spawner
+    spawner.close()
