@@ -1,4 +1,3 @@
-#!/usr/bin/env python3
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
 """Rewrite the build-machine paths baked into the ROS wheels' CMake export files.
