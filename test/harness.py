@@ -24,6 +24,8 @@ from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
+from lightomni_ros.launch_runner import shm
+
 REPO = pathlib.Path(__file__).resolve().parents[1]
 _counter = itertools.count()
 # Two test runs on one machine must not share domains: start at a random offset, then step.
@@ -177,10 +179,12 @@ class Spawner:
 
 def shm_segments() -> set[str]:
     """Names of Fast DDS shared-memory files in /dev/shm."""
-    shm = pathlib.Path('/dev/shm')
-    if not shm.is_dir():
-        return set()
-    return {p.name for p in shm.iterdir() if 'fastdds' in p.name or 'fastrtps' in p.name}
+    return shm.segments()
+
+
+def orphan_shm_segments(before: set[str]) -> set[str]:
+    """Fast DDS segments created since ``before`` that no live process holds (left behind by a dead one)."""
+    return shm.orphans(before)
 
 
 def process_alive(pid: int) -> bool:
@@ -190,3 +194,16 @@ def process_alive(pid: int) -> bool:
             return f.read().split(') ', 1)[1].split()[0] != 'Z'
     except (FileNotFoundError, IndexError):
         return False
+
+
+def make_ament_prefix(root: pathlib.Path, package: str, executables: dict[str, pathlib.Path]) -> pathlib.Path:
+    """An install prefix holding ``package`` with Python scripts as executables, the way ``ros2 run`` finds them."""
+    (root / 'share' / 'ament_index' / 'resource_index' / 'packages').mkdir(parents=True, exist_ok=True)
+    (root / 'share' / 'ament_index' / 'resource_index' / 'packages' / package).write_text('')
+    lib = root / 'lib' / package
+    lib.mkdir(parents=True, exist_ok=True)
+    for name, script in executables.items():
+        exe = lib / name
+        exe.write_text(f'#!/usr/bin/env python3\nimport runpy\nrunpy.run_path({str(script)!r}, run_name="__main__")\n')
+        exe.chmod(0o755)
+    return root

@@ -16,6 +16,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('arguments', nargs='*', metavar='name:=value', help='launch arguments')
     p.add_argument('--duration', type=float, default=None, help='stop after this many seconds')
     p.add_argument('--log-dir', default=None, help='where node logs go (default: ~/.ros/log/lightomni_launch_<time>)')
+    p.add_argument('--sigint-timeout', type=float, default=5.0, help='seconds to wait after SIGINT before SIGTERM')
+    p.add_argument('--sigterm-timeout', type=float, default=5.0, help='seconds to wait after SIGTERM before SIGKILL')
     p.set_defaults(func=run)
 
 
@@ -31,4 +33,5 @@ def run(args: argparse.Namespace) -> int:
             path = shim.package_share('lightomni_ros') / 'launch' / args.file
         except shim.LaunchError:
             pass
-    return runner.launch(path, args.arguments, duration=args.duration, log_dir=args.log_dir)
+    return runner.launch(path, args.arguments, duration=args.duration, log_dir=args.log_dir,
+                         sigint_timeout=args.sigint_timeout, sigterm_timeout=args.sigterm_timeout)

@@ -25,7 +25,7 @@ from typing import Any, Callable, TextIO
 
 import yaml
 
-from . import shim
+from . import shim, shm
 
 log = logging.getLogger('lightomni.launch')
 
@@ -191,6 +191,8 @@ class Runner:
         self.sigterm_timeout = sigterm_timeout
         self.lifecycle_timeout = lifecycle_timeout
         self._stop = threading.Event()
+        self._shm_before: set[str] = set()
+        self.killed = False
         self._out_lock = threading.Lock()
         self.failed: list[str] = []
 
@@ -214,6 +216,7 @@ class Runner:
     def start(self) -> None:
         """Start every node process (each in its own session)."""
         self.log_dir.mkdir(parents=True, exist_ok=True)
+        self._shm_before = shm.segments()
         for node in self.nodes:
             node.log_path = self.log_dir / f'{node.label}.log'
             node.proc = subprocess.Popen(node.cmd, env=node.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -235,6 +238,7 @@ class Runner:
                 break
             if sig != signal.SIGINT:
                 self.say('launch', f'escalating to {sig.name} for {[n.label for n in alive]}')
+                self.killed = self.killed or sig == signal.SIGKILL
             for n in alive:
                 _signal_group(n.proc, sig)
             deadline = time.monotonic() + timeout
@@ -249,41 +253,52 @@ class Runner:
                 _signal_group(n.proc, signal.SIGKILL)
                 if n.reader is not None:
                     n.reader.join(timeout=2.0)
+        killed = self.killed or any(n.proc is not None and n.proc.returncode == -signal.SIGKILL for n in self.nodes)
+        if killed:  # a killed node cannot release its shared memory; do it for it
+            removed = shm.remove_orphans(self._shm_before)
+            if removed:
+                self.say('launch', f'removed {len(removed)} shared-memory files left by killed nodes')
 
     def run(self, duration: float | None = None,
             activate: Callable[[list[NodeProcess], Callable[[], bool]], list[str]] | None = None) -> int:
         """Start the graph, bring lifecycle nodes up, wait for a stop or a node exit; return the exit code."""
         self.start()
         try:
-            lifecycle = [n for n in self.nodes if n.autostart]
-            if lifecycle:
-                errors = (activate or activate_lifecycle_nodes)(lifecycle, self._stop.is_set)
-                for err in errors:
-                    self.say('launch', f'ERROR: {err}')
-                if errors:
-                    self.failed.extend(errors)
-                    return 1
-            deadline = time.monotonic() + duration if duration else None
-            while not self._stop.is_set():
-                for n in self.nodes:
-                    code = n.proc.poll() if n.proc else None
-                    if code is not None:
-                        self.say('launch', f'{n.label} exited with code {code}; stopping the launch')
-                        if code != 0:
-                            self.failed.append(f'{n.label} exited with code {code}')
-                        return 1 if code != 0 else 0
-                if deadline is not None and time.monotonic() >= deadline:
-                    self.say('launch', f'duration of {duration:g} s reached; stopping')
-                    break
-                self._stop.wait(0.1)
-            return 0
+            code = self._watch(duration, activate)
         finally:
             self.shutdown()
-            unclean = [f'{n.label}={n.proc.returncode}' for n in self.nodes
-                       if n.proc is not None and n.proc.returncode not in (0, -signal.SIGINT)]
-            if unclean and not self.failed:
-                self.failed.append('unclean exit: ' + ', '.join(unclean))
-            self.say('launch', 'all nodes stopped' + (f' ({"; ".join(self.failed)})' if self.failed else ''))
+        unclean = [f'{n.label}={n.proc.returncode}' for n in self.nodes
+                   if n.proc is not None and n.proc.returncode not in (0, -signal.SIGINT)]
+        if unclean and not self.failed:
+            self.failed.append('unclean exit: ' + ', '.join(unclean))
+            code = 1
+        self.say('launch', 'all nodes stopped' + (f' ({"; ".join(self.failed)})' if self.failed else ''))
+        return code
+
+    def _watch(self, duration: float | None,
+               activate: Callable[[list[NodeProcess], Callable[[], bool]], list[str]] | None) -> int:
+        lifecycle = [n for n in self.nodes if n.autostart]
+        if lifecycle:
+            errors = (activate or activate_lifecycle_nodes)(lifecycle, self._stop.is_set)
+            for err in errors:
+                self.say('launch', f'ERROR: {err}')
+            if errors:
+                self.failed.extend(errors)
+                return 1
+        deadline = time.monotonic() + duration if duration else None
+        while not self._stop.is_set():
+            for n in self.nodes:
+                code = n.proc.poll() if n.proc else None
+                if code is not None:
+                    self.say('launch', f'{n.label} exited with code {code}; stopping the launch')
+                    if code != 0:
+                        self.failed.append(f'{n.label} exited with code {code}')
+                    return 1 if code != 0 else 0
+            if deadline is not None and time.monotonic() >= deadline:
+                self.say('launch', f'duration of {duration:g} s reached; stopping')
+                break
+            self._stop.wait(0.1)
+        return 0
 
 
 def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:

@@ -1,0 +1,121 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The launch runner starts a standard launch file's nodes as processes and stops them cleanly."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import re
+import signal
+import sys
+
+import pytest
+from harness import REPO, make_ament_prefix, orphan_shm_segments, process_alive, shm_segments, wait_for
+
+from lightomni_ros.launch_runner import runner, shim
+
+LAUNCH = REPO / 'test' / 'launch' / 'two_nodes.launch.py'
+
+
+@pytest.fixture
+def prefix(tmp_path: pathlib.Path) -> str:
+    """AMENT_PREFIX_PATH with the test package (talker, listener) in front of the venv."""
+    root = make_ament_prefix(tmp_path / 'install', 'lightomni_test', {
+        'talker': REPO / 'test' / 'nodes' / 'talker.py',
+        'listener': REPO / 'test' / 'nodes' / 'listener.py',
+    })
+    return os.pathsep.join([str(root), os.environ.get('AMENT_PREFIX_PATH', sys.prefix)])
+
+
+def start_launch(spawn, prefix: str, *args: str):
+    """Run ``lightomni launch`` on the test file in a child process."""
+    env = spawn.env(AMENT_PREFIX_PATH=prefix)
+    return spawn.python('-m', 'lightomni_ros.cli', 'launch', str(LAUNCH), *args,
+                        '--log-dir', str(spawn.tmp / 'logs'), name='launch', env=env)
+
+
+def node_pids(output: str) -> dict[str, int]:
+    """Pids the runner reported for its nodes."""
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r'started (\w+) \(pid (\d+)\)', output)}
+
+
+def test_plan_resolves_parameters_remaps_and_lifecycle(prefix: str, tmp_path: pathlib.Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """The description becomes command lines with names, namespace, params files, remaps and arguments."""
+    monkeypatch.setenv('AMENT_PREFIX_PATH', prefix)
+    nodes, _ = runner.plan(runner.load_description(LAUNCH), {'ns': 'robot', 'code': '4'}, tmp_path)
+    talker, listener = nodes
+    assert talker.fqn == '/robot/talker' and not talker.lifecycle
+    assert listener.fqn == '/robot/listener' and listener.lifecycle and listener.autostart
+    cmd = ' '.join(talker.cmd)
+    assert '--code 4' in cmd and '-r __node:=talker' in cmd and '-r __ns:=/robot' in cmd and '-r chatter:=chat' in cmd
+    params = pathlib.Path(talker.cmd[talker.cmd.index('--params-file') + 1]).read_text()
+    assert 'greeting: launch' in params
+
+
+def test_invalid_descriptions_are_rejected(prefix: str, tmp_path: pathlib.Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Unknown arguments, bad syntax and missing executables give a clear error (exit code 2)."""
+    monkeypatch.setenv('AMENT_PREFIX_PATH', prefix)
+    with pytest.raises(shim.LaunchError, match='unknown launch argument'):
+        runner.plan(runner.load_description(LAUNCH), {'nope': '1'}, tmp_path)
+    with pytest.raises(shim.LaunchError, match='name:=value'):
+        runner.parse_launch_arguments(['ns=robot'])
+    monkeypatch.setenv('AMENT_PREFIX_PATH', sys.prefix)
+    with pytest.raises(shim.LaunchError, match="executable 'talker'"):
+        runner.plan(runner.load_description(LAUNCH), {}, tmp_path)
+    assert runner.launch(tmp_path / 'missing.launch.py', [], out=open(os.devnull, 'w')) == 2
+
+
+def test_runs_two_nodes_and_stops_cleanly_on_ctrl_c(spawn, prefix: str) -> None:
+    """Both nodes run (the lifecycle one is activated and hears the talker); SIGINT stops all with exit 0."""
+    shm_before = shm_segments()
+    child = start_launch(spawn, prefix)
+    wait_for(lambda: '[listener]' in child.output and 'heard: hello' in child.output, 60,
+             what='the activated listener hearing the talker')
+    pids = node_pids(child.output)
+    assert set(pids) == {'talker', 'listener'}
+    assert '[talker]' in child.output and 'talker up as /demo/talker' in child.output
+    os.kill(child.proc.pid, signal.SIGINT)  # Ctrl-C reaches the runner; it forwards it to each node's group
+    assert child.proc.wait(30) == 0, child.output
+    assert 'all nodes stopped' in child.output and 'escalating' not in child.output
+    wait_for(lambda: not any(process_alive(p) for p in pids.values()), 5, what='node processes to be gone')
+    logs = list((spawn.tmp / 'logs').glob('*.log'))
+    assert {p.stem for p in logs} == {'talker', 'listener'}
+    assert orphan_shm_segments(shm_before) == set()
+
+
+def test_a_failing_node_stops_the_launch(spawn, prefix: str) -> None:
+    """When one node exits non-zero, the others are stopped and the runner exits 1."""
+    child = start_launch(spawn, prefix, 'exit_after:=3', 'code:=3')
+    assert child.proc.wait(60) == 1, child.output
+    assert 'talker exited with code 3' in child.output
+    for pid in node_pids(child.output).values():
+        assert not process_alive(pid)
+
+
+def test_a_node_ignoring_sigint_is_escalated(spawn, prefix: str) -> None:
+    """A node stuck past SIGINT gets SIGTERM, so the launch still ends without orphans."""
+    child = start_launch(spawn, prefix, 'ignore_sigint:=true')
+    wait_for(lambda: 'activated' in child.output, 60, what='the listener to activate')
+    pids = node_pids(child.output)
+    os.kill(child.proc.pid, signal.SIGTERM)
+    child.proc.wait(40)
+    assert 'escalating to SIGTERM' in child.output
+    for pid in pids.values():
+        assert not process_alive(pid)
+
+
+def test_a_killed_node_leaves_no_shared_memory(spawn, prefix: str) -> None:
+    """A node that ignores SIGINT and SIGTERM is killed; the runner removes the segments it could not release."""
+    shm_before = shm_segments()
+    child = start_launch(spawn, prefix, 'ignore_sigint:=all', '--sigint-timeout', '1', '--sigterm-timeout', '1')
+    wait_for(lambda: 'heard: hello' in child.output, 60, what='the graph to run')
+    pids = node_pids(child.output)
+    os.kill(child.proc.pid, signal.SIGINT)
+    assert child.proc.wait(40) == 1, 'a stop that needed SIGKILL is not a clean stop'
+    assert 'escalating to SIGKILL' in child.output, child.output
+    for pid in pids.values():
+        assert not process_alive(pid)
+    assert orphan_shm_segments(shm_before) == set()
