@@ -1,0 +1,99 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Speech recognition with faster-whisper (CTranslate2 Whisper) on each speech span, with word timings.
+
+The model comes from the resolver's ``asr`` role: a CTranslate2 Whisper pack in ``models_dir`` on a robot
+(e.g. faster-whisper-small), else Whisper tiny.en shipped in a PyPI package. ``model`` names a pack explicitly.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import param
+from ..models import ModelResolver
+
+log = logging.getLogger('lightomni.perception')
+
+
+@dataclass
+class AsrConfig:
+    """Speech recognition (faster-whisper)."""
+
+    model: str = param('', 'ASR model: a CTranslate2 Whisper folder path, a pack name in models_dir, or empty for '
+                           'the resolver default (models_dir pack, else Whisper tiny.en from PyPI).')
+    device: str = param('cpu', 'CTranslate2 device.', choices=['cpu', 'cuda', 'auto'])
+    compute_type: str = param('int8', 'CTranslate2 compute type (int8 on CPU, float16 or int8_float16 on GPU).',
+                              choices=['int8', 'int8_float32', 'int8_float16', 'float16', 'float32', 'default'])
+    language: str = param('en', 'Language code; empty detects it per span (multilingual models only).')
+    beam_size: int = param(1, 'Beam size (1 = greedy: fastest).', min=1, max=10)
+    threads: int = param(1, 'CPU threads for the ASR.', min=1)
+    min_span_s: float = param(0.3, 'Shorter speech spans are not transcribed.', min=0.0)
+
+
+@dataclass
+class Word:
+    """One recognised word; times in seconds from the start of the transcribed audio."""
+
+    word: str
+    start: float
+    end: float
+    probability: float
+
+
+@dataclass
+class Transcript:
+    """The ASR result of one speech span."""
+
+    text: str
+    words: list[Word] = field(default_factory=list)
+    language: str = ''
+    duration: float = 0.0
+
+
+def resolve_model_path(cfg: AsrConfig, resolver: ModelResolver) -> pathlib.Path:
+    """The CTranslate2 model folder for ``cfg.model`` (path, pack name or default)."""
+    if cfg.model:
+        p = pathlib.Path(cfg.model).expanduser()
+        if p.is_dir():
+            return p
+        return resolver.resolve('asr', pack=cfg.model).path
+    return resolver.resolve('asr').path
+
+
+class Transcriber:
+    """faster-whisper on 16 kHz float32 mono audio."""
+
+    def __init__(self, cfg: AsrConfig, resolver: ModelResolver | None = None) -> None:
+        from faster_whisper import WhisperModel
+
+        self.cfg = cfg
+        self.path = resolve_model_path(cfg, resolver or ModelResolver())
+        self.model = WhisperModel(str(self.path), device=cfg.device, compute_type=cfg.compute_type,
+                                  cpu_threads=cfg.threads, num_workers=1, local_files_only=True)
+        self.multilingual = bool(self.model.model.is_multilingual)
+        log.info('ASR model %s (%s, %s)', self.path, cfg.device, cfg.compute_type)
+
+    def transcribe(self, audio: np.ndarray) -> Transcript:
+        """Transcribe one span (the whole array) with word timings."""
+        audio = np.asarray(audio, np.float32)
+        duration = len(audio) / 16000.0
+        if duration < self.cfg.min_span_s:
+            return Transcript('', [], self.cfg.language, duration)
+        language = self.cfg.language or None
+        if not self.multilingual:
+            language = 'en'
+        segments, info = self.model.transcribe(
+            audio, language=language, beam_size=self.cfg.beam_size, word_timestamps=True, vad_filter=False,
+            condition_on_previous_text=False, without_timestamps=False)
+        words: list[Word] = []
+        texts = []
+        for seg in segments:
+            texts.append(seg.text.strip())
+            for w in seg.words or []:
+                words.append(Word(w.word, float(w.start), float(w.end), float(w.probability)))
+        return Transcript(' '.join(t for t in texts if t), words, info.language or (language or ''), duration)
