@@ -18,6 +18,7 @@ from typing import Sequence
 VERBS = {
     'launch': 'lightomni_ros.launch_runner.cli',
     'bench': 'lightomni_ros.eval.bench',
+    'bag': 'lightomni_ros.eval.bag_cli',
 }
 
 
