@@ -58,7 +58,7 @@ def _coerce(name: str, value: Any, hint: Any) -> Any:
         if not isinstance(value, str):
             raise ConfigError(f'{name}: expected a string, got {value!r}')
         return value
-    if origin in (list, Sequence, tuple):
+    if hint in (list, tuple) or origin in (list, Sequence, tuple):
         (item,) = typing.get_args(hint)[:1] or (Any,)
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f'{name}: expected a list, got {value!r}')
