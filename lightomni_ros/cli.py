@@ -19,6 +19,7 @@ VERBS = {
     'launch': 'lightomni_ros.launch_runner.cli',
     'bench': 'lightomni_ros.eval.bench',
     'bag': 'lightomni_ros.eval.bag_cli',
+    'replay': 'lightomni_ros.eval.replay',
 }
 
 

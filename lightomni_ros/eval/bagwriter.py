@@ -477,8 +477,8 @@ def write_bag(sc: Scenario, out: str | pathlib.Path, *, storage: str = 'mcap', f
             topic, msgtype = TOPICS[key]
             conns[key] = writer.add_connection(topic, msgtype, typestore=store,
                                                offered_qos_profiles=[reliable if key == 'text' else sensor])
-        for t_ns, key, data in tqdm(events, total=count, desc=f'bag {sc.name}', unit='msg', disable=not progress,
-                                    leave=False):
+        for t_ns, key, data in tqdm(events, total=count, desc=f'bag {sc.name}', unit='msg',
+                                    disable=None if progress else True, leave=False):
             writer.write(conns[key], t_ns, data)
             written[key] += 1
     gt = ground_truth(sc, placed, duration, storage)
