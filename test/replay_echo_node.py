@@ -45,6 +45,7 @@ class Echo(Node):
         self.pending: list = []
 
     def on_text(self, msg: String) -> None:
+        """Answer a typed text (and schedule a reminder)."""
         now = self.get_clock().now().to_msg()
         self.seg_id += 1
         seg = Segment(segment_id=self.seg_id, trigger=Segment.TRIGGER_TYPED_TEXT, typed_text=msg.data,
@@ -71,12 +72,15 @@ class Echo(Node):
             timer = self.create_timer(2.0, fire)
 
     def on_audio(self, msg: AudioStamped) -> None:
+        """Count an audio chunk."""
         self.audio += 1
 
     def on_image(self, msg: CompressedImage) -> None:
+        """Report one face per frame."""
         self.pub_face.publish(FaceObservation(face_id='<face_1>', track_id=1, score=0.9, stamp=msg.header.stamp))
 
     def on_diag(self) -> None:
+        """Publish the queue depth."""
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
         arr.status = [DiagnosticStatus(name='replay_echo', hardware_id='replay_echo',
