@@ -12,17 +12,16 @@ import importlib
 import pathlib
 import sys
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from msg_fill import fill, interface_names  # noqa: E402
 
+from lightomni_ros.nodes.common import run_node  # noqa: E402
 
-def main() -> int:
-    """Run the echo node until SIGINT."""
-    rclpy.init()
+
+def make_echo() -> Node:
+    """Build the echo node (publishers, subscriptions and services for every interface)."""
     node = Node('interface_echo')
     msgs = importlib.import_module('lightomni_ros.msg')
     srvs = importlib.import_module('lightomni_ros.srv')
@@ -37,13 +36,12 @@ def main() -> int:
             return fill(cls.Response, 7) if request == fill(cls.Request, 3) else response
         node.create_service(cls, f'rt/{name}', serve)
     node.get_logger().info('echo ready')
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
-    return 0
+    return node
+
+
+def main() -> int:
+    """Run the echo node until SIGINT."""
+    return run_node(make_echo, threads=1)
 
 
 if __name__ == '__main__':

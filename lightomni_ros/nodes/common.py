@@ -11,7 +11,7 @@ from typing import Any, Callable, Sequence, TypeVar
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -131,12 +131,16 @@ class Diagnostics:
 
 
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, threads: int = 4) -> int:
-    """Standard main(): init, spin a multi-threaded executor, exit 0 on Ctrl-C or external shutdown."""
+    """Run a node as main() does: init, spin, exit 0 on Ctrl-C or external shutdown.
+
+    ``threads=1`` spins a single-threaded executor (exceptions in callbacks, ``sys.exit`` included, end the process);
+    more threads let slow callbacks of different callback groups run side by side.
+    """
     rclpy.init(args=args if args is not None else sys.argv)
     node = None
     try:
         node = factory()
-        executor = MultiThreadedExecutor(num_threads=threads)
+        executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):

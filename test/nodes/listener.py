@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import sys
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from std_msgs.msg import String
+
+from lightomni_ros.nodes.common import run_node
 
 
 class Listener(LifecycleNode):
@@ -45,15 +45,7 @@ class Listener(LifecycleNode):
 
 def main() -> int:
     """Run the listener."""
-    rclpy.init(args=sys.argv)
-    node = Listener()
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
-    return 0
+    return run_node(Listener, threads=1)
 
 
 if __name__ == '__main__':

@@ -8,10 +8,10 @@ import argparse
 import signal
 import sys
 
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from std_msgs.msg import String
+
+from lightomni_ros.nodes.common import run_node
 
 
 def main() -> int:
@@ -22,30 +22,27 @@ def main() -> int:
     ap.add_argument('--ignore-sigint', default='false',
                     help="true: ignore SIGINT (a node stuck in a callback); 'all': SIGTERM too (needs SIGKILL)")
     args, ros_args = ap.parse_known_args()
-    rclpy.init(args=[sys.argv[0], *ros_args])
-    if args.ignore_sigint in ('true', 'all'):  # after init: rclpy installs its own SIGINT handler there
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if args.ignore_sigint == 'all':
-        signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    node = Node('talker')
-    pub = node.create_publisher(String, 'chatter', 10)
-    count = [0]
 
-    def tick() -> None:
-        count[0] += 1
-        pub.publish(String(data=f'hello {count[0]} from {node.get_parameter("greeting").value}'))
-    node.declare_parameter('greeting', 'nobody')
-    node.create_timer(0.1, tick)
-    if args.exit_after:
-        node.create_timer(args.exit_after, lambda: sys.exit(args.code))
-    node.get_logger().info(f'talker up as {node.get_fully_qualified_name()}')
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
-    return 0
+    def make() -> Node:
+        if args.ignore_sigint in ('true', 'all'):  # after init: rclpy installs its own SIGINT handler there
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+        if args.ignore_sigint == 'all':
+            signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        node = Node('talker')
+        pub = node.create_publisher(String, 'chatter', 10)
+        count = [0]
+
+        def tick() -> None:
+            count[0] += 1
+            pub.publish(String(data=f'hello {count[0]} from {node.get_parameter("greeting").value}'))
+        node.declare_parameter('greeting', 'nobody')
+        node.create_timer(0.1, tick)
+        if args.exit_after:
+            node.create_timer(args.exit_after, lambda: sys.exit(args.code))
+        node.get_logger().info(f'talker up as {node.get_fully_qualified_name()}')
+        return node
+
+    return run_node(make, [sys.argv[0], *ros_args], threads=1)
 
 
 if __name__ == '__main__':
