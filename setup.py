@@ -6,6 +6,8 @@ from setuptools import find_packages, setup
 
 # Node executables: the same names `ros2 run lightomni_ros <name>` finds on a ROS 2 install (CMakeLists.txt).
 NODES = {
+    'perception_node': 'lightomni_ros.nodes.perception:main',
+    'consolidation_node': 'lightomni_ros.nodes.consolidation:main',
 }
 
 setup(

@@ -1,0 +1,248 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Input segments I^t = {frames, audio, text} (paper Algorithm 1, C.2).
+
+A segment closes at the end of speech, at once on typed text, or ``timeout_s`` after it opened when no speech is
+going on. All times are sensor stamps in seconds. At end of speech the segment is cut at the end of the speech span
+and handed back without transcript; the caller transcribes the span and fills it in (keyframes that arrive meanwhile
+belong to the next segment). Segment ids continue across restarts through :class:`PerceptionState`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import threading
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config import param
+
+END_OF_SPEECH, TYPED_TEXT, TIMEOUT = 0, 1, 2
+
+
+@dataclass
+class SegmenterConfig:
+    """Segment boundaries and what a segment keeps."""
+
+    timeout_s: float = param(30.0, 'A segment with no speech going on closes this long after it opened (paper C.2).',
+                             min=1.0)
+    audio_store: str = param('speech', 'Audio written as a 16 kHz WAV per segment (Segment.audio_uri): none, the '
+                                       'speech span, or the whole segment.', choices=['none', 'speech', 'segment'])
+    audio_dir: str = param('', 'Folder for segment WAVs; empty uses <cache_dir>/segments.')
+    max_faces: int = param(20, 'Most identities listed per segment (most recently seen first).', min=1)
+    max_hints: int = param(5, 'Most visual hints per segment (most frequent first).', min=0)
+
+
+@dataclass
+class KeyframeData:
+    """A kept keyframe: JPEG, feature, sharpness, hints."""
+
+    stamp: float
+    jpeg: bytes = field(repr=False)
+    feature: np.ndarray = field(repr=False)
+    sharpness: float
+    hints: list[str] = field(default_factory=list)
+    width: int = 0
+    height: int = 0
+
+
+@dataclass
+class FaceSeen:
+    """A face seen in a keyframe."""
+
+    face_id: str
+    track_id: int
+    box: tuple[float, float, float, float]
+    score: float
+    match_distance: float
+    stamp: float
+
+
+@dataclass
+class WordData:
+    """A word with times in seconds since the segment start."""
+
+    word: str
+    start: float
+    end: float
+    probability: float
+
+
+@dataclass
+class SegmentData:
+    """One closed segment."""
+
+    segment_id: int
+    start: float
+    end: float
+    trigger: int
+    speech_start: float = 0.0
+    speech_end: float = 0.0
+    transcript: str = ''
+    words: list[WordData] = field(default_factory=list)
+    language: str = ''
+    typed_text: str = ''
+    keyframes: list[KeyframeData] = field(default_factory=list)
+    faces: list[FaceSeen] = field(default_factory=list)
+    visual_tags: list[str] = field(default_factory=list)
+    audio_uri: str = ''
+    speech_duration: float = 0.0
+
+    def set_transcript(self, text: str, words: list, language: str, offset: float) -> None:
+        """Fill in the ASR result of the span; ``offset`` = span start - segment start (seconds)."""
+        self.transcript = text
+        self.language = language
+        self.words = [WordData(w.word, offset + w.start, offset + w.end, w.probability) for w in words]
+
+
+def thin(items: list, n: int) -> list:
+    """At most ``n`` items, evenly spread, first and last kept."""
+    if len(items) <= n:
+        return list(items)
+    if n == 1:
+        return [items[-1]]
+    idx = np.linspace(0, len(items) - 1, n).round().astype(int)
+    return [items[i] for i in idx]
+
+
+class Segmenter:
+    """Collects keyframes, faces, speech and typed text; closes segments by the three rules (thread-safe)."""
+
+    def __init__(self, cfg: SegmenterConfig | None = None, next_id: int = 1, max_keyframes: int = 30) -> None:
+        self.cfg = cfg or SegmenterConfig()
+        self.next_id = next_id
+        self.max_keyframes = max_keyframes
+        self._lock = threading.RLock()
+        self.start: float | None = None
+        self.speech_active = False
+        self._keyframes: list[KeyframeData] = []
+        self._faces: dict[str, FaceSeen] = {}
+        self._hints: dict[str, int] = {}
+
+    def _open(self, t: float) -> None:
+        if self.start is None:
+            self.start = t
+
+    def add_keyframe(self, kf: KeyframeData) -> None:
+        """A kept keyframe."""
+        with self._lock:
+            self._open(kf.stamp)
+            self._keyframes.append(kf)
+            if len(self._keyframes) > 4 * self.max_keyframes:
+                self._keyframes = thin(self._keyframes, 2 * self.max_keyframes)
+            for h in kf.hints:
+                self._hints[h] = self._hints.get(h, 0) + 1
+
+    def add_faces(self, faces: list[FaceSeen]) -> None:
+        """Faces of one keyframe; the latest observation per track is kept."""
+        with self._lock:
+            for f in faces:
+                self._open(f.stamp)
+                self._faces[f.track_id] = f
+
+    def forget_face(self, face_id: str) -> None:
+        """Remove a forgotten identity from the open segment."""
+        with self._lock:
+            self._faces = {k: f for k, f in self._faces.items() if f.face_id != face_id}
+
+    def speech_started(self, t: float) -> None:
+        """VAD found the start of speech at ``t``."""
+        with self._lock:
+            self._open(t)
+            self.speech_active = True
+
+    def speech_discarded(self) -> None:
+        """The speech that started was too short (noise)."""
+        with self._lock:
+            self.speech_active = False
+
+    def speech_ended(self, span_start: float, span_end: float) -> SegmentData:
+        """End of speech: close the segment at ``span_end`` (transcript filled in by the caller)."""
+        with self._lock:
+            self._open(span_start)
+            seg = self._close(span_end, END_OF_SPEECH)
+            seg.speech_start, seg.speech_end = span_start, span_end
+            seg.speech_duration = max(0.0, span_end - span_start)
+            self.speech_active = False
+            return seg
+
+    def typed(self, t: float, text: str) -> SegmentData:
+        """Typed instruction: close the segment now with it."""
+        with self._lock:
+            self._open(t)
+            seg = self._close(t, TYPED_TEXT)
+            seg.typed_text = text
+            return seg
+
+    def tick(self, now: float) -> SegmentData | None:
+        """Close on time-out when due."""
+        with self._lock:
+            if self.start is None:
+                self.start = now
+                return None
+            if self.speech_active or now - self.start < self.cfg.timeout_s:
+                return None
+            return self._close(self.start + self.cfg.timeout_s if now - self.start < 2 * self.cfg.timeout_s
+                               else now, TIMEOUT)
+
+    def _close(self, end: float, trigger: int) -> SegmentData:
+        start = self.start if self.start is not None else end
+        start = min(start, end)
+        before = [k for k in self._keyframes if k.stamp <= end]
+        after = [k for k in self._keyframes if k.stamp > end]
+        faces, ids = [], set()
+        # Latest first; one entry per identity; unconfirmed tracks (empty face_id) listed too.
+        for f in sorted((f for f in self._faces.values() if f.stamp <= end), key=lambda f: -f.stamp):
+            if f.face_id and f.face_id in ids:
+                continue
+            ids.add(f.face_id)
+            faces.append(f)
+        faces = faces[:self.cfg.max_faces]
+        hints = sorted(self._hints.items(), key=lambda kv: (-kv[1], kv[0]))[:self.cfg.max_hints]
+        seg = SegmentData(self.next_id, start, end, trigger, keyframes=thin(before, self.max_keyframes), faces=faces,
+                          visual_tags=[h for h, _ in hints])
+        self.next_id += 1
+        self.start = end
+        self._keyframes = after
+        self._faces = {k: f for k, f in self._faces.items() if f.stamp > end}
+        self._hints = {}
+        for k in after:
+            for h in k.hints:
+                self._hints[h] = self._hints.get(h, 0) + 1
+        return seg
+
+
+class PerceptionState:
+    """Counters that survive restarts (next segment id, next face index), in a small JSON file written atomically."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = pathlib.Path(path)
+        self.next_segment_id = 1
+        self.next_face_index = 0
+        try:
+            data = json.loads(self.path.read_text())
+            self.next_segment_id = max(1, int(data.get('next_segment_id', 1)))
+            self.next_face_index = max(0, int(data.get('next_face_index', 0)))
+        except (OSError, ValueError, TypeError):
+            pass
+
+    def save(self, next_segment_id: int, next_face_index: int) -> None:
+        """Persist the counters."""
+        self.next_segment_id, self.next_face_index = next_segment_id, next_face_index
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(f'.tmp{os.getpid()}')
+        tmp.write_text(json.dumps({'next_segment_id': next_segment_id, 'next_face_index': next_face_index}))
+        os.replace(tmp, self.path)
+
+
+def write_wav(path: str | os.PathLike, audio: np.ndarray, rate: int = 16000) -> str:
+    """Write 16-bit mono WAV; return its file URI."""
+    import soundfile as sf
+
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sf.write(str(path), np.clip(audio, -1, 1), rate, subtype='PCM_16')
+    return path.resolve().as_uri()
