@@ -150,6 +150,8 @@ class _Mcap(_Storage):
                 (size,) = struct.unpack_from('<Q', buf, pos + 1)
                 body_at = pos + 9
                 if body_at + size > end:
+                    if op == 0x06 and not nested:
+                        walk_partial_chunk(buf[body_at:end])
                     return pos, f'record 0x{op:02x} of {size} bytes is cut off'
                 body = buf[body_at:body_at + size]
                 try:
@@ -191,6 +193,27 @@ class _Mcap(_Storage):
                     return pos, f'record 0x{op:02x} at byte {pos} does not parse ({exc})'
                 pos = body_at + size
             return pos, ''
+
+        def walk_partial_chunk(body: bytes) -> None:
+            """The complete records at the start of a cut-off chunk (uncompressed, or zstd decoded as a stream)."""
+            if len(body) < 32:
+                return
+            (n,) = struct.unpack_from('<I', body, 28)
+            comp = body[32:32 + n].decode(errors='replace')
+            raw = body[40 + n:]
+            if comp == 'zstd':
+                try:
+                    import zstandard
+
+                    raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+                except Exception:  # noqa: BLE001 - no zstandard, or nothing decodable
+                    return
+            elif comp:
+                return
+            before = len(out)
+            walk(raw, 0, len(raw), True)
+            if len(out) > before:
+                self.problem('truncated', f'{len(out) - before} messages recovered from the cut-off chunk')
 
         # Skip the header record after the magic, then walk the data section.
         stop, why = walk(data, len(MCAP_MAGIC), len(data), False)
