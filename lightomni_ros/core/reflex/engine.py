@@ -1,0 +1,292 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The reflex engine: one backbone, three adapters, the latent heads and the caches behind every model call.
+
+Passes of one segment (all sharing its cached features and the per-adapter S_g prefix cache):
+reflex pass (reaction adapter) -> retrieval -> response (generation adapter) -> later, in sleep time, the memory
+pass (memory adapter) that writes the Topic. A user pass pre-empts sleep-time work between model calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ..models import ModelResolver
+from . import generation as gen
+from .adapters import AdapterSet
+from .backbone import Backbone, Part, assemble, load_backbone
+from .cache import FeatureCache, PrefixCache, crop_to
+from .config import AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig
+from .latent import LatentHeads, fused_query
+from .pruning import PruneResult, prune
+from .retrieval import MemoryClient, NoMemory, TextEmbedder
+from .sleep import Preemption, extractive_summary, find_name, parse_json_object, topic_from_reply, fallback_topic
+from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, TopicOut
+
+log = logging.getLogger('lightomni.reflex')
+_QUESTION = ('?', 'what', 'who', 'where', 'when', 'why', 'how', 'do you', 'can you', 'could you', 'tell me',
+             'remind me', 'remember')
+
+
+@dataclass
+class EngineConfigs:
+    """Every config the engine reads."""
+
+    backbone: BackboneConfig = field(default_factory=BackboneConfig)
+    adapters: AdapterConfig = field(default_factory=AdapterConfig)
+    latent: LatentConfig = field(default_factory=LatentConfig)
+    cache: CacheConfig = field(default_factory=CacheConfig)
+    pruning: PruningConfig = field(default_factory=PruningConfig)
+    export: ExportConfig = field(default_factory=ExportConfig)
+    models_dir: str = ''
+
+
+def addresses_robot(text: str) -> bool:
+    """Whether an utterance is a question or request to the robot (rule used with the untrained heads)."""
+    t = text.lower().strip()
+    return bool(t) and any(q in t for q in _QUESTION)
+
+
+class ReflexEngine:
+    """Owns the backbone and runs every model call (thread-safe; one call at a time)."""
+
+    def __init__(self, cfgs: EngineConfigs, memory: MemoryClient | None = None, *,
+                 backbone: Backbone | None = None, embedder: TextEmbedder | None = None) -> None:
+        self.cfgs = cfgs
+        resolver = ModelResolver(cfgs.models_dir or None)
+        self.resolver = resolver
+        self.backbone = backbone or load_backbone(cfgs.backbone, resolver)
+        if self.backbone.kind == 'omni':
+            self.backbone.set_frame_size(cfgs.pruning.frame_size)
+        self.adapters = AdapterSet(self.backbone, cfgs.adapters, resolver.models_dir)
+        self.embedder = embedder or TextEmbedder(resolver)
+        lat = cfgs.latent
+        self.heads = LatentHeads(self.backbone.hidden_size, self.embedder.dim, lat.soft_prompts,
+                                 lat.projection_hidden, lat.seed).to(self.backbone.device).eval()
+        heads_path = pathlib.Path(lat.heads_file).expanduser()
+        if not heads_path.is_absolute() and resolver.models_dir is not None:
+            heads_path = resolver.models_dir / heads_path
+        if heads_path.is_absolute():
+            self.heads.load(heads_path)
+        self.memory = memory or NoMemory()
+        self.features = FeatureCache(cfgs.cache.feature_entries, cfgs.cache.features)
+        self.prefixes = PrefixCache(cfgs.cache.prefix)
+        self.preemption = Preemption()
+        self.sg_version = 0
+        self.sg_script = ''
+        self.last_prune: PruneResult | None = None
+        self.accelerated: Any = None     # export.ReflexRunner when an exported path is faster
+        self.backend = f'torch-{self.backbone.device.type}'
+
+    # -- state ---------------------------------------------------------------------------------------------------
+    def set_global_state(self, version: int, script: str) -> None:
+        """Adopt a new S_g; prefix caches of other versions are dropped."""
+        with self.adapters.lock:
+            if version != self.sg_version or script != self.sg_script:
+                self.sg_version, self.sg_script = int(version), script
+                self.prefixes.invalidate(keep_version=self.sg_version)
+
+    def cache_stats(self) -> dict[str, int]:
+        """Hit/miss counters of both caches."""
+        return {'feature_hits': self.features.hits, 'feature_misses': self.features.misses,
+                'prefix_hits': self.prefixes.hits, 'prefix_misses': self.prefixes.misses}
+
+    # -- building blocks -------------------------------------------------------------------------------------------
+    def segment_features(self, seg: SegmentInput) -> Any:
+        """Encoder outputs of ``seg`` (computed once per segment while cached)."""
+        return self.features.get(('seg', seg.segment_id), lambda: self.backbone.encode_segment(seg))
+
+    def segment_parts(self, seg: SegmentInput) -> list[Part]:
+        """Prompt parts of the segment, pruned when configured (omni)."""
+        feats = self.segment_features(seg)
+        keep = None
+        if self.backbone.kind == 'omni' and self.cfgs.pruning.enabled and feats['tokens']:
+            self.last_prune = prune(feats['tokens'], self.cfgs.pruning)
+            keep = self.last_prune.keep
+        return self.backbone.segment_parts(seg, feats, keep)
+
+    def soft_part(self) -> Part:
+        """The N soft prompts as the last part of the reflex prompt."""
+        n = self.heads.n_prompts
+        pos = torch.arange(n, device=self.backbone.device).unsqueeze(0).expand(self.backbone.pos_dims, n)
+        return Part(self.heads.soft_prompts.to(self.backbone.dtype), pos, n, 'soft')
+
+    def _pos_arg(self, pos: torch.Tensor) -> torch.Tensor:
+        return pos.unsqueeze(1) if self.backbone.pos_dims == 3 else pos.view(1, -1)
+
+    @torch.no_grad()
+    def prefill(self, kind: str, system: str, parts: list[Part], adapter: str) -> tuple[torch.Tensor, Any, int, int]:
+        """Run [system + S_g prefix (cached per adapter and S_g version), parts]; return hidden, cache, offsets."""
+        from transformers import DynamicCache
+
+        dec = self.backbone.decoder()
+        key = (adapter, self.sg_version, kind)
+        hit = self.prefixes.get(key)
+        if hit is None:
+            cache = DynamicCache()
+            pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, self.sg_script))])
+            dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), cache=cache, use_cache=True)
+            plen = pemb.shape[1]
+            self.prefixes.put(key, cache, plen, poff)
+        else:
+            cache, plen, poff = hit
+        emb, pos, end = assemble(parts, poff)
+        out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), cache=cache, use_cache=True)
+        return out.last_hidden_state[0], cache, plen, end
+
+    def full_sequence(self, seg: SegmentInput) -> tuple[torch.Tensor, torch.Tensor]:
+        """inputs_embeds [1, L, H] and position ids of the whole reflex prompt (for export and parity checks)."""
+        prefix = self.backbone.text_part(gen.system_prefix(gen.SYSTEM_REFLEX, self.sg_script))
+        emb, pos, _ = assemble([prefix] + self.segment_parts(seg) + [self.soft_part()])
+        return emb, self._pos_arg(pos)
+
+    # -- the three passes ----------------------------------------------------------------------------------------
+    @torch.no_grad()
+    def reflex_pass(self, seg: SegmentInput) -> ReflexOutput:
+        """One forward pass on [S_g, I^t, P_soft] with the reaction adapter -> p_act, z_ret, fused query."""
+        with self.adapters.use('reaction') as active:
+            if self.accelerated is not None:
+                emb, pos = self.full_sequence(seg)
+                p_act, z_ret = self.accelerated.run(emb, pos)
+                backend, n_tokens = self.accelerated.name, int(emb.shape[1])
+            else:
+                parts = self.segment_parts(seg) + [self.soft_part()]
+                hidden, cache, plen, _ = self.prefill('reflex', gen.SYSTEM_REFLEX, parts, active)
+                n = self.heads.n_prompts
+                p, z = self.heads(hidden[-n:])
+                crop_to(cache, plen)
+                p_act, z_ret = p.cpu().numpy(), z.cpu().numpy()
+                backend, n_tokens = self.backend, plen + sum(len(x) for x in parts)
+        text_vec = self.embedder.embed([seg.utterance])[0] if seg.utterance else None
+        return ReflexOutput(float(p_act[0]), float(p_act[1]), z_ret, fused_query(z_ret, text_vec), backend, n_tokens)
+
+    @torch.no_grad()
+    def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
+                stop: Callable[[], bool] | None = None) -> tuple[str, int]:
+        """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens)."""
+        with self.adapters.use('generation') as active:
+            parts = []
+            if memories:
+                parts.append(self.backbone.text_part(gen.memories_text(memories)))
+            parts += self.segment_parts(seg) + [self.backbone.text_part(gen.ASSISTANT)]
+            hidden, cache, plen, end = self.prefill('response', gen.SYSTEM_RESPONSE, parts, active)
+            try:
+                ids, _ = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
+                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop)
+            finally:
+                crop_to(cache, plen)
+        return gen.clean_response(self.backbone.tokenizer.decode(ids)), plen + sum(len(p) for p in parts)
+
+    @torch.no_grad()
+    def memory_pass(self, seg: SegmentInput, response: str, stop: Callable[[], bool] | None = None,
+                    max_new_tokens: int | None = None) -> TopicOut | None:
+        """Sleep-time memory adapter pass -> Topic (None when pre-empted; the caller re-queues)."""
+        with self.adapters.use('memory') as active:
+            said = f'The assistant answered: "{response}"\n' if response else ''
+            parts = self.segment_parts(seg) + [self.backbone.text_part(
+                f'<|im_start|>user\n{said}Write the memory JSON of this interaction.<|im_end|>\n{gen.ASSISTANT}{{')]
+            hidden, cache, plen, end = self.prefill('memory', gen.SYSTEM_MEMORY, parts, active)
+            try:
+                ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
+                                                     max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
+            finally:
+                crop_to(cache, plen)
+        if interrupted:
+            return None
+        reply = '{' + self.backbone.tokenizer.decode(ids)
+        if self.backbone.test_model:
+            return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model')
+        return topic_from_reply(seg, response, reply)
+
+    @torch.no_grad()
+    def summarize(self, mode: str, texts: list[str], face_id: str = '', profile: dict[str, str] | None = None,
+                  max_tokens: int = 120, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
+        """S_g merge ('merge') or profile update ('profile') with the memory adapter; extractive fallback."""
+        body = '\n'.join(f'- {t}' for t in texts)
+        if mode == 'merge':
+            ask = f'Summarize these events in one short paragraph:\n{body}'
+        else:
+            known = ', '.join(f'{k}: {v}' for k, v in (profile or {}).items()) or 'nothing yet'
+            ask = (f'Known about {face_id}: {known}.\nRecent events:\n{body}\nDescribe {face_id} in one short '
+                   f'paragraph (name, occupation, preferences, relationships).')
+        with self.adapters.use('memory') as active:
+            parts = [self.backbone.text_part(f'<|im_start|>user\n{ask}<|im_end|>\n{gen.ASSISTANT}')]
+            hidden, cache, plen, end = self.prefill('summary', 'You summarize memories faithfully.', parts, active)
+            try:
+                ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end, max_tokens, stop)
+            finally:
+                crop_to(cache, plen)
+        text = gen.clean_response(self.backbone.tokenizer.decode(ids))
+        out: dict[str, Any] = {'summary': text, 'producer': 'memory-adapter', 'attributes': {},
+                               'name': find_name(texts) if mode == 'profile' else ''}
+        problem = ''
+        if interrupted:
+            problem = 'pre-empted'
+        elif self.backbone.test_model:
+            problem = 'TEST model'
+        elif len(text.split()) < 3:
+            problem = 'model summary too short'
+        if problem:
+            out.update(summary=extractive_summary(texts), producer='extractive', problem=problem)
+        if mode == 'profile':
+            obj = parse_json_object(text) or {}
+            out['attributes'] = {k: str(v) for k, v in obj.items() if isinstance(v, (str, int, float))}
+            out['attributes'].setdefault('persona', out['summary'])
+        return out
+
+    # -- the whole decision for one segment --------------------------------------------------------------------
+    def decide(self, seg: SegmentInput, speech_threshold: float, search_threshold: float, k_semantic: int,
+               k_episodic: int, always_answer_questions: bool = True) -> Decision:
+        """Reflex pass -> retrieval -> response: everything an Action carries."""
+        lat: dict[str, float] = {}
+        notes = [] if self.heads.trained else ['heads untrained']
+        self.preemption.request()
+        with self.adapters.lock:
+            lat['preemption_wait'] = self.preemption.granted()
+            t0 = time.perf_counter()
+            out = self.reflex_pass(seg)
+            lat['reflex'] = (time.perf_counter() - t0) * 1000
+            speak = out.p_speech >= speech_threshold
+            search = out.p_search >= search_threshold or speak
+            if seg.proactive:
+                speak, search = True, False
+            elif always_answer_questions and addresses_robot(seg.utterance):
+                speak = search = True
+                if not self.heads.trained:
+                    notes.append('speech by question rule')
+            memories: list[MemoryItem] = []
+            if search or seg.face_ids:
+                t0 = time.perf_counter()
+                got = self.memory.query(out.query if search else np.zeros(0, np.float32), seg.utterance,
+                                        k_semantic if search else 0, k_episodic if search else 0, seg.face_ids)
+                lat['retrieval'] = (time.perf_counter() - t0) * 1000
+                if got.error:
+                    notes.append(f'retrieval: {got.error}')
+                memories = got.items if search else got.profiles
+            response = ''
+            if speak:
+                t0 = time.perf_counter()
+                response, _ = self.respond(seg, memories)
+                lat['generation'] = (time.perf_counter() - t0) * 1000
+                if not response:
+                    notes.append('empty response from the model')
+            if self.backbone.test_model:
+                notes.append('TEST backbone')
+        return Decision(seg.segment_id, out.p_speech, out.p_search, speak, search, response,
+                        [m.ref for m in memories], lat, out.backend, out.query, notes)
+
+    def describe(self) -> dict[str, Any]:
+        """Diagnostics view of the engine."""
+        return {'backbone': self.backbone.describe(), 'adapters': self.adapters.describe(),
+                'heads': self.heads.source, 'heads_trained': self.heads.trained, 'backend': self.backend,
+                'embedder': self.embedder.name, 'sg_version': self.sg_version}
+
+
+__all__ = ['ReflexEngine', 'EngineConfigs', 'addresses_robot', 'Retrieved', 'fallback_topic']

@@ -1,0 +1,73 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Prompts of the three passes and greedy decoding over prompt parts (shared by every backbone)."""
+
+from __future__ import annotations
+
+from typing import Callable, Sequence
+
+import torch
+
+from .types import MemoryItem
+
+SYSTEM_REFLEX = ('You are the assistant of a robot that sees and hears continuously. Decide whether to speak now '
+                 'and what to recall.')
+SYSTEM_RESPONSE = ('You are a helpful robot assistant with long-term memory. Answer the user in one or two short '
+                   'sentences, using the memories when they are relevant.')
+SYSTEM_MEMORY = ('You are the memory of a robot assistant. Turn each interaction into JSON with keys "visual", '
+                 '"audio", "semantic" (list of facts), "remembered" (list of things the user asked to remember) '
+                 'and "reminders" (list of {"text", "in_seconds"}).')
+
+
+def system_prefix(system: str, sg_script: str) -> str:
+    """The cacheable prefix: system text and the global state S_g."""
+    sg = sg_script.strip() or '(nothing remembered yet)'
+    return f'<|im_start|>system\n{system}\nWhat happened so far (oldest first):\n{sg}<|im_end|>\n'
+
+
+def memories_text(items: Sequence[MemoryItem]) -> str:
+    """Retrieved profiles and memories as a user-turn preamble."""
+    if not items:
+        return ''
+    lines = ['Relevant memories:'] + [f'- {m.text}' for m in items]
+    return '<|im_start|>system\n' + '\n'.join(lines) + '<|im_end|>\n'
+
+
+ASSISTANT = '<|im_start|>assistant\n'
+
+
+@torch.no_grad()
+def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int,
+                  stop: Callable[[], bool] | None = None) -> tuple[list[int], bool]:
+    """Greedy tokens after a prefilled prompt; returns (ids, interrupted). ``stop`` is polled between steps."""
+    dec = backbone.decoder()
+    eos = getattr(backbone.tokenizer, 'eos_ids', set())
+    ids: list[int] = []
+    logits = backbone.logits(hidden_last)
+    for i in range(max_new_tokens):
+        nxt = int(torch.argmax(logits[-1]).item())
+        if nxt in eos:
+            break
+        ids.append(nxt)
+        if i == max_new_tokens - 1:
+            break
+        if stop is not None and stop():
+            return ids, True
+        emb = backbone.embedding(torch.tensor([[nxt]], device=backbone.device))
+        pos = torch.full((backbone.pos_dims, 1), offset + i, dtype=torch.long, device=backbone.device)
+        out = dec(inputs_embeds=emb, position_ids=_pos_arg(backbone, pos), cache=cache, use_cache=True)
+        logits = backbone.logits(out.last_hidden_state[0])
+    return ids, False
+
+
+def _pos_arg(backbone, pos: torch.Tensor) -> torch.Tensor:
+    """Position ids in the shape the decoder expects: [1, L] (plain) or [3, 1, L] (M-RoPE)."""
+    return pos.unsqueeze(1) if backbone.pos_dims == 3 else pos
+
+
+def clean_response(text: str) -> str:
+    """Trim a generated reply to its first paragraph without role markers."""
+    text = text.replace('<|im_end|>', '').strip()
+    for marker in ('<|im_start|>', '\nuser', '\nUser:'):
+        text = text.split(marker)[0]
+    return text.strip()

@@ -1,0 +1,89 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The latent state S_l (paper Eq. 3): soft prompts, action head FC + sigmoid, projection head MLP-ReLU-MLP.
+
+The soft prompts and both heads live in one safetensors file (``reflex_heads.safetensors`` in models_dir) with their
+shapes and a ``trained`` flag in its metadata, so training can ship them later. Without the file they are randomly
+initialised from a fixed seed and labelled UNTRAINED in diagnostics and in every Action's notes.
+"""
+
+from __future__ import annotations
+
+import logging
+import pathlib
+
+import numpy as np
+import torch
+from torch import nn
+
+log = logging.getLogger('lightomni.reflex')
+
+
+class LatentHeads(nn.Module):
+    """N soft prompts [N, H]; h_act = mean of the first half, h_ret = mean of the second half of their states."""
+
+    def __init__(self, hidden: int, embed_dim: int, n_prompts: int = 8, projection_hidden: int = 1024,
+                 seed: int = 0) -> None:
+        super().__init__()
+        gen = torch.Generator().manual_seed(seed)
+        self.hidden, self.embed_dim, self.n_prompts = hidden, embed_dim, n_prompts
+        self.soft_prompts = nn.Parameter(torch.randn(n_prompts, hidden, generator=gen) * 0.02)
+        self.action = nn.Linear(hidden, 2)                    # [speech, search]
+        self.proj = nn.Sequential(nn.Linear(hidden, projection_hidden), nn.ReLU(),
+                                  nn.Linear(projection_hidden, embed_dim))
+        with torch.no_grad():
+            for p in list(self.action.parameters()) + list(self.proj.parameters()):
+                if p.dim() > 1:
+                    p.copy_(torch.randn(p.shape, generator=gen) / np.sqrt(p.shape[1]))
+                else:
+                    p.zero_()
+        self.trained = False
+        self.source = f'untrained (random, seed {seed})'
+
+    def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Hidden states at the soft-prompt positions [..., N, H] -> (p_act [..., 2], z_ret [..., D])."""
+        half = self.n_prompts // 2
+        h_act = states[..., :half, :].mean(-2)
+        h_ret = states[..., half:, :].mean(-2)
+        p_act = torch.sigmoid(self.action(h_act.float()))
+        z_ret = self.proj(h_ret.float())
+        return p_act, z_ret
+
+    def save(self, path: str | pathlib.Path, trained: bool = False) -> None:
+        """Write the prompts and heads as safetensors with their shapes in the metadata."""
+        from safetensors.torch import save_file
+
+        tensors = {k: v.detach().float().cpu().contiguous() for k, v in self.state_dict().items()}
+        meta = {'hidden': str(self.hidden), 'embed_dim': str(self.embed_dim), 'n_prompts': str(self.n_prompts),
+                'projection_hidden': str(self.proj[0].out_features), 'trained': str(bool(trained)).lower()}
+        save_file(tensors, str(path), metadata=meta)
+
+    def load(self, path: str | pathlib.Path) -> bool:
+        """Load prompts and heads when the file exists and its shapes match; return whether they were loaded."""
+        from safetensors import safe_open
+
+        path = pathlib.Path(path)
+        if not path.is_file():
+            return False
+        with safe_open(str(path), 'pt') as f:
+            meta = f.metadata() or {}
+            tensors = {k: f.get_tensor(k) for k in f.keys()}
+        want = {k: tuple(v.shape) for k, v in self.state_dict().items()}
+        got = {k: tuple(v.shape) for k, v in tensors.items()}
+        if want != got:
+            log.warning('reflex heads %s do not fit this backbone (want %s, file has %s); keeping untrained heads',
+                        path, want, got)
+            return False
+        self.load_state_dict(tensors)
+        self.trained = meta.get('trained', 'false') == 'true'
+        self.source = f'{path} ({"trained" if self.trained else "untrained"})'
+        return True
+
+
+def fused_query(z_ret: np.ndarray, text_embedding: np.ndarray | None) -> np.ndarray:
+    """Retrieval query normalize(z_ret + e(transcript)) (paper A.2); z_ret alone when there is no transcript."""
+    q = np.asarray(z_ret, np.float32).copy()
+    if text_embedding is not None and len(text_embedding):
+        q = q + np.asarray(text_embedding, np.float32)
+    n = float(np.linalg.norm(q))
+    return q / n if n > 0 else q

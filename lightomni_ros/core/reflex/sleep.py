@@ -1,0 +1,202 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Sleep time (Algorithm 1, C.2): queued interactions become Topics; robust parsing of the memory pass's output.
+
+The memory adapter is asked for JSON. Its reply is parsed leniently (first JSON object, trailing commas, single
+quotes, code fences); when nothing usable comes out, a Topic is still produced from the segment itself by rules
+(transcript as audio, faces and tags as visual, "remember that ..." and "remind me to ... in N minutes" found by
+patterns) and labelled ``fallback-parser`` with the reason, never a crash.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import logging
+import re
+import threading
+import time
+from typing import Any
+
+from .types import SegmentInput, TopicOut
+
+log = logging.getLogger('lightomni.reflex')
+
+_NUM_WORDS = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6, 'seven': 7,
+              'eight': 8, 'nine': 9, 'ten': 10, 'fifteen': 15, 'twenty': 20, 'thirty': 30}
+_UNITS = {'second': 1, 'sec': 1, 'minute': 60, 'min': 60, 'hour': 3600}
+_REMIND = re.compile(r'remind (?:me|us)\s+(?:to\s+)?(?P<text>.+?)\s+in\s+(?P<n>\d+|[a-z]+)\s+'
+                     r'(?P<unit>second|sec|minute|min|hour)s?\b', re.I)
+_REMIND_REV = re.compile(r'in\s+(?P<n>\d+|[a-z]+)\s+(?P<unit>second|sec|minute|min|hour)s?,?\s+remind (?:me|us)\s+'
+                         r'(?:to\s+)?(?P<text>[^.!?]+)', re.I)
+_REMEMBER = re.compile(r'remember (?:that\s+)?(?P<fact>[^.!?]+)', re.I)
+
+
+def parse_json_object(text: str) -> dict[str, Any] | None:
+    """The first JSON object in ``text``, repairing common model mistakes; None when there is none."""
+    text = re.sub(r'```(?:json)?', '', text)
+    start = text.find('{')
+    if start < 0:
+        return None
+    depth, end = 0, -1
+    for i, ch in enumerate(text[start:], start):
+        if ch == '{':
+            depth += 1
+        elif ch == '}':
+            depth -= 1
+            if depth == 0:
+                end = i + 1
+                break
+    cand = text[start:end] if end > 0 else text[start:] + '}' * depth
+    for attempt in (cand, re.sub(r',\s*([}\]])', r'\1', cand),
+                    re.sub(r',\s*([}\]])', r'\1', cand.replace("'", '"'))):
+        try:
+            obj = json.loads(attempt)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            return obj
+    return None
+
+
+def _strings(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        return [str(v).strip() for v in value if isinstance(v, (str, int, float)) and str(v).strip()]
+    return []
+
+
+def _amount(n: str) -> int | None:
+    return int(n) if n.isdigit() else _NUM_WORDS.get(n.lower())
+
+
+def find_reminders(text: str, now: float, face_id: str = '') -> list[dict[str, Any]]:
+    """Time intents such as "remind me to take the pills in three minutes"."""
+    out = []
+    for rx in (_REMIND, _REMIND_REV):
+        for m in rx.finditer(text):
+            n = _amount(m.group('n'))
+            if n is None:
+                continue
+            unit = _UNITS[m.group('unit').lower()]
+            out.append({'due': now + n * unit, 'text': m.group('text').strip(' ,.'), 'face_id': face_id})
+    return out
+
+
+def find_remembered(text: str) -> list[str]:
+    """Explicit "remember that ..." items."""
+    return [m.group('fact').strip(' ,.') for m in _REMEMBER.finditer(text) if m.group('fact').strip()]
+
+
+def fallback_topic(seg: SegmentInput, response: str, problem: str) -> TopicOut:
+    """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
+    said = seg.utterance
+    visual = ', '.join(seg.face_ids + seg.visual_tags) or '(nothing notable seen)'
+    who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
+    semantic = [f'{who} said: {said}'] if said else []
+    return TopicOut(seg.segment_id, seg.start, seg.end, list(seg.face_ids), semantic, find_remembered(said),
+                    visual, said, response, [seg.audio_uri] if seg.audio_uri else [],
+                    find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else ''),
+                    'fallback-parser', problem)
+
+
+def topic_from_reply(seg: SegmentInput, response: str, reply: str) -> TopicOut:
+    """Parse the memory adapter's reply into a Topic; repair or fall back with a reason."""
+    obj = parse_json_object(reply)
+    if obj is None:
+        return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}')
+    semantic = _strings(obj.get('semantic'))
+    visual = ' '.join(_strings(obj.get('visual')))
+    audio = ' '.join(_strings(obj.get('audio')))
+    if not (semantic or visual or audio):
+        return fallback_topic(seg, response, 'memory pass JSON has no visual/audio/semantic content')
+    said = seg.utterance
+    remembered = _strings(obj.get('remembered')) or find_remembered(said)
+    reminders = []
+    for r in obj.get('reminders') or []:
+        if isinstance(r, dict) and isinstance(r.get('in_seconds'), (int, float)) and r.get('text'):
+            reminders.append({'due': seg.end + float(r['in_seconds']), 'text': str(r['text']),
+                              'face_id': seg.face_ids[0] if seg.face_ids else ''})
+    reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '')
+    return TopicOut(seg.segment_id, seg.start, seg.end, list(seg.face_ids), semantic, remembered, visual,
+                    audio or said, response, [seg.audio_uri] if seg.audio_uri else [], reminders, 'memory-adapter')
+
+
+def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
+    """A labelled non-model merge: the first sentence of each text, joined, bounded."""
+    firsts = [re.split(r'(?<=[.!?])\s', t.strip())[0] for t in texts if t.strip()]
+    out = ' '.join(firsts)
+    return out[:max_chars].rstrip()
+
+
+_NAME = re.compile(r"\b(?i:my name is|i am|i'm|call me)\s+([A-Z][a-z]+)")
+
+
+def find_name(texts: list[str]) -> str:
+    """A name the person gave ("my name is Ana"), else empty."""
+    for t in texts:
+        m = _NAME.search(t)
+        if m:
+            return m.group(1)
+    return ''
+
+
+class SleepQueue:
+    """Interactions (segment, response) waiting for the memory pass; bounded (oldest dropped, counted)."""
+
+    def __init__(self, maxlen: int = 256) -> None:
+        self._q: collections.deque[tuple[SegmentInput, str]] = collections.deque()
+        self.maxlen = maxlen
+        self.dropped = 0
+        self._lock = threading.Lock()
+
+    def put(self, seg: SegmentInput, response: str) -> None:
+        """Queue one interaction."""
+        with self._lock:
+            self._q.append((seg, response))
+            while len(self._q) > self.maxlen:
+                self._q.popleft()
+                self.dropped += 1
+
+    def pop(self) -> tuple[SegmentInput, str] | None:
+        """Oldest interaction or None."""
+        with self._lock:
+            return self._q.popleft() if self._q else None
+
+    def push_front(self, item: tuple[SegmentInput, str]) -> None:
+        """Put back an interaction whose pass was pre-empted."""
+        with self._lock:
+            self._q.appendleft(item)
+
+    def __len__(self) -> int:
+        return len(self._q)
+
+
+class Preemption:
+    """A user request (segment) pre-empts sleep-time work between model calls; the delay is measured."""
+
+    def __init__(self) -> None:
+        self._waiting = 0
+        self._lock = threading.Lock()
+        self.requested_at = 0.0
+        self.delays_ms: collections.deque[float] = collections.deque(maxlen=256)
+
+    def request(self) -> None:
+        """A user pass wants the model."""
+        with self._lock:
+            if self._waiting == 0:
+                self.requested_at = time.perf_counter()
+            self._waiting += 1
+
+    def granted(self) -> float:
+        """The user pass got the model; return the wait in ms."""
+        with self._lock:
+            self._waiting = max(0, self._waiting - 1)
+            ms = (time.perf_counter() - self.requested_at) * 1000.0
+        self.delays_ms.append(ms)
+        return ms
+
+    def pending(self) -> bool:
+        """Whether sleep-time work should yield now."""
+        return self._waiting > 0

@@ -1,0 +1,108 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Plain data types of the reflex subsystem (no ROS): the segment I^t, retrieved memories, decisions, topics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+
+@dataclass
+class SegmentInput:
+    """The input segment I^t as the reflex core sees it (the ROS Segment without transport details)."""
+
+    segment_id: int
+    start: float = 0.0
+    end: float = 0.0
+    transcript: str = ''
+    typed_text: str = ''
+    face_ids: list[str] = field(default_factory=list)
+    visual_tags: list[str] = field(default_factory=list)
+    #: keyframes as HxWx3 uint8 RGB arrays (omni backbone); may be empty
+    frames: list[np.ndarray] = field(default_factory=list)
+    #: capture times of the frames (seconds), same length as ``frames`` when given
+    frame_times: list[float] = field(default_factory=list)
+    audio_uri: str = ''
+    speech_end: float = 0.0
+    proactive: bool = False
+
+    @property
+    def utterance(self) -> str:
+        """What the user said or typed (typed text wins when both exist)."""
+        return (self.typed_text or self.transcript).strip()
+
+
+@dataclass
+class MemoryItem:
+    """One retrieved memory entry or profile, already rendered as text."""
+
+    ref: str        # "semantic:<id>", "episodic:<id>" or "profile:<face_id>"
+    text: str
+    score: float = 0.0
+
+
+@dataclass
+class Retrieved:
+    """What a QueryMemory call returned."""
+
+    semantic: list[MemoryItem] = field(default_factory=list)
+    episodic: list[MemoryItem] = field(default_factory=list)
+    profiles: list[MemoryItem] = field(default_factory=list)
+    latency_ms: float = 0.0
+    error: str = ''
+
+    @property
+    def items(self) -> list[MemoryItem]:
+        """Profiles first, then semantic, then episodic."""
+        return self.profiles + self.semantic + self.episodic
+
+
+@dataclass
+class ReflexOutput:
+    """Result of the reflex pass (paper Eq. 3)."""
+
+    p_speech: float
+    p_search: float
+    z_ret: np.ndarray
+    query: np.ndarray           # normalize(z_ret + e(transcript)); empty when no embedder
+    backend: str
+    prompt_tokens: int
+
+
+@dataclass
+class Decision:
+    """Everything the node publishes as an Action for one segment."""
+
+    segment_id: int
+    p_speech: float
+    p_search: float
+    speak: bool
+    search: bool
+    response: str
+    memory_ids: list[str]
+    latency_ms: dict[str, float]
+    backend: str
+    query: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class TopicOut:
+    """Topic^t = {M_s^t, M_e^t} produced by the sleep-time memory pass (mirrors msg/Topic.msg)."""
+
+    segment_id: int
+    start: float
+    end: float
+    face_ids: list[str]
+    semantic: list[str]
+    remembered: list[str]
+    visual: str
+    audio: str
+    response: str
+    raw_refs: list[str]
+    reminders: list[dict[str, Any]]   # {"due": epoch seconds, "text": ..., "face_id": ...}
+    producer: str                      # "memory-adapter" or "fallback-parser"
+    problem: str = ''                  # why the fallback was used (empty when the model output parsed)

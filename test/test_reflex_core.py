@@ -1,0 +1,153 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Reflex core on the real SmolLM2-135M-Instruct weights: reflex pass, retrieval query, response, adapters, topics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from lightomni_ros.core.reflex import sleep
+from lightomni_ros.core.reflex.adapters import AdapterSet, create_adapters
+from lightomni_ros.core.reflex.backbone import TextBackbone, assemble
+from lightomni_ros.core.reflex.config import AdapterConfig, BackboneConfig
+from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
+from lightomni_ros.core.reflex.latent import LatentHeads, fused_query
+from lightomni_ros.core.reflex.types import MemoryItem, Retrieved, SegmentInput
+
+
+class ListMemory:
+    """An in-process memory client returning fixed entries (records the queries it got)."""
+
+    def __init__(self) -> None:
+        self.queries = []
+
+    def query(self, vector, text, k_semantic, k_episodic, face_ids):
+        self.queries.append((np.asarray(vector), text, k_semantic, k_episodic, list(face_ids)))
+        return Retrieved(semantic=[MemoryItem('semantic:3', 'Ana keeps her keys in the blue bowl.', 0.8)],
+                         profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana, a nurse.') for f in face_ids])
+
+
+@pytest.fixture(scope='module')
+def engine():
+    cfgs = EngineConfigs(backbone=BackboneConfig(max_new_tokens=5, memory_max_new_tokens=6, threads=2))
+    eng = ReflexEngine(cfgs, ListMemory())
+    eng.set_global_state(1, '[10:00--10:05] <face_1> (Ana) put her keys in the blue bowl by the door.')
+    return eng
+
+
+def question(sid: int = 7) -> SegmentInput:
+    return SegmentInput(sid, 100.0, 105.0, transcript='Where did I put my keys?', face_ids=['<face_1>'],
+                        visual_tags=['hallway', 'door'])
+
+
+def test_question_yields_action(engine):
+    d = engine.decide(question(), 0.5, 0.5, 12, 4)
+    assert 0.0 <= d.p_speech <= 1.0 and 0.0 <= d.p_search <= 1.0
+    assert d.speak and d.search, 'a question to the robot must be answered'
+    assert d.query.shape == (engine.embedder.dim,) == (384,)
+    assert abs(float(np.linalg.norm(d.query)) - 1.0) < 1e-4
+    assert d.response.strip(), d
+    assert d.memory_ids == ['profile:<face_1>', 'semantic:3']
+    assert 'heads untrained' in d.notes
+    vec, text, ks, ke, faces = engine.memory.queries[-1]
+    assert np.allclose(vec, d.query) and ks == 12 and ke == 4 and faces == ['<face_1>']
+    assert {'reflex', 'retrieval', 'generation'} <= set(d.latency_ms)
+
+
+def test_fused_query_moves_with_transcript(engine):
+    a = engine.reflex_pass(question(8))
+    b = engine.reflex_pass(SegmentInput(9, 0, 5, transcript='What is the weather like today?'))
+    assert a.query.shape == b.query.shape == (384,)
+    assert float(a.query @ b.query) < 0.999
+    # the fused query is normalize(z_ret + e(text)), not e(text) alone
+    e = engine.embedder.embed(['Where did I put my keys?'])[0]
+    assert np.allclose(a.query, fused_query(a.z_ret, e), atol=1e-5)
+    assert float(a.query @ e) < 0.999
+
+
+def test_caches_serve_later_passes(engine):
+    seg = question(11)
+    before = engine.cache_stats()
+    engine.reflex_pass(seg)
+    engine.respond(seg, [], max_new_tokens=2)
+    engine.memory_pass(seg, 'ok', max_new_tokens=2)
+    after = engine.cache_stats()
+    assert after['feature_misses'] - before['feature_misses'] == 1
+    assert after['feature_hits'] - before['feature_hits'] == 2
+    # S_g prefix: cached result equals a fresh full-sequence pass
+    with torch.no_grad():
+        cached = engine.reflex_pass(seg)
+        emb, pos = engine.full_sequence(seg)
+        hidden = engine.backbone.decoder()(inputs_embeds=emb, position_ids=pos).last_hidden_state[0]
+        p, z = engine.heads(hidden[-engine.heads.n_prompts:])
+    assert abs(cached.p_speech - float(p[0])) < 1e-4 and np.allclose(cached.z_ret, z.numpy(), atol=1e-3)
+    engine.set_global_state(2, engine.sg_script + '\n[10:06--10:07] Ana left.')
+    hits = engine.prefixes.hits
+    engine.reflex_pass(seg)
+    assert engine.prefixes.hits == hits, 'a new global-state version must not reuse the old prefix'
+
+
+def test_memory_pass_non_json_still_gives_topic(engine):
+    said = 'Remember that the wifi password is tulip. Remind me to call Bob in three minutes.'
+    seg = SegmentInput(12, 200.0, 206.0, transcript=said, face_ids=['<face_1>'])
+    topic = engine.memory_pass(seg, 'Sure.', max_new_tokens=3)   # 3 tokens cannot close a JSON object
+    assert topic is not None and topic.producer == 'fallback-parser' and topic.problem
+    assert topic.remembered == ['the wifi password is tulip']
+    assert topic.reminders and topic.reminders[0]['text'] == 'call Bob' and topic.reminders[0]['due'] == 206.0 + 180
+    assert engine.memory_pass(seg, 'Sure.', stop=lambda: True, max_new_tokens=4) is None, 'pre-emption'
+
+
+def test_summarize_merge(engine):
+    out = engine.summarize('merge', ['Ana came home.', 'Ana cooked pasta. It was late.'], max_tokens=6)
+    assert out['summary'] and out['producer'] in ('memory-adapter', 'extractive')
+    prof = engine.summarize('profile', ['My name is Ana and I work as a nurse.'], face_id='<face_1>', max_tokens=4)
+    assert prof['name'] == 'Ana' and prof['attributes']['persona']
+
+
+def test_parsing_repairs():
+    seg = SegmentInput(1, 0, 10, transcript='hello', face_ids=['<face_2>'])
+    good = sleep.topic_from_reply(seg, 'hi', "```json\n{'visual': 'a kitchen', 'semantic': ['Bob likes tea',],}\n```")
+    assert good.producer == 'memory-adapter' and good.semantic == ['Bob likes tea'] and good.visual == 'a kitchen'
+    bad = sleep.topic_from_reply(seg, 'hi', 'I cannot do that')
+    assert bad.producer == 'fallback-parser' and 'not JSON' in bad.problem and bad.audio == 'hello'
+    assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == {
+        'due': 15.0, 'text': 'stretch', 'face_id': ''}
+
+
+def test_heads_roundtrip(tmp_path):
+    a = LatentHeads(32, 16, 4, 8, seed=1)
+    a.save(tmp_path / 'h.safetensors', trained=True)
+    b = LatentHeads(32, 16, 4, 8, seed=2)
+    assert b.load(tmp_path / 'h.safetensors') and b.trained
+    x = torch.randn(4, 32)
+    assert all(torch.allclose(u, v) for u, v in zip(a(x), b(x)))
+    assert not LatentHeads(64, 16, 4, 8).load(tmp_path / 'h.safetensors'), 'shape mismatch must be refused'
+
+
+def test_adapters_switch_and_base_returns(tmp_path):
+    cfg = BackboneConfig(threads=2)
+    bb = TextBackbone(cfg, __import__('lightomni_ros.core.models', fromlist=['x']).ModelResolver())
+    part = bb.text_part('<|im_start|>user\nHello there<|im_end|>\n')
+    emb, pos, _ = assemble([part])
+
+    def last_logits():
+        with torch.no_grad():
+            return bb.logits(bb.decoder()(inputs_embeds=emb, position_ids=pos).last_hidden_state[0, -1])
+
+    base = last_logits()
+    acfg = AdapterConfig(directory=str(tmp_path / 'adapters'), rank=4, alpha=8)
+    create_adapters(bb, acfg, tmp_path / 'adapters', names=('reaction', 'generation'), random_b=True)
+    assert torch.allclose(last_logits(), base), 'writing adapters must not change the backbone'
+    ad = AdapterSet(bb, acfg)
+    assert set(ad.loaded) == {'reaction', 'generation'}
+    with ad.use('reaction') as a:
+        r = last_logits()
+    with ad.use('generation') as g:
+        g_ = last_logits()
+    with ad.use('memory') as m:   # absent: base model
+        m_ = last_logits()
+    assert (a, g, m) == ('reaction', 'generation', 'base')
+    assert not torch.allclose(r, base, atol=1e-3) and not torch.allclose(r, g_, atol=1e-3)
+    assert torch.allclose(m_, base, atol=1e-5)
