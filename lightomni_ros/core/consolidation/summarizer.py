@@ -1,0 +1,133 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The Summarizer protocol (S_g merges and profile updates) and the deterministic extractive fallback.
+
+In the running system the reflex node's memory adapter writes summaries (``Summarize`` service); when no model is
+reachable, :class:`ExtractiveSummarizer` keeps memory growing with sentences picked from the inputs. Its output is
+labelled ``producer='extractive'`` wherever it is stored or published, so nobody mistakes it for a model summary.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+from dataclasses import dataclass, field
+from typing import Protocol, Sequence, runtime_checkable
+
+from ..memory.global_state import approx_tokens
+from ..memory.profiles import Profile
+from ..memory.store import normalize
+
+EXTRACTIVE = 'extractive'
+
+
+@dataclass
+class Summary:
+    """A merge text and who wrote it."""
+
+    text: str
+    producer: str
+
+
+@dataclass
+class ProfileUpdate:
+    """A profile update: persona paragraph, attributes, name (empty when unknown) and who wrote it."""
+
+    summary: str
+    attributes: dict[str, str] = field(default_factory=dict)
+    name: str = ''
+    producer: str = EXTRACTIVE
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Writes S_g merge texts and profile updates."""
+
+    def merge(self, texts: Sequence[str], max_tokens: int) -> Summary:
+        """Merge k node texts (oldest first) into one."""
+
+    def profile(self, face_id: str, texts: Sequence[str], profile: Profile, max_tokens: int) -> ProfileUpdate:
+        """Update ``profile`` from recent episodic scripts mentioning ``face_id``."""
+
+
+_SPLIT = re.compile(r'(?<=[.!?;])\s+|\n+')
+_WORD = re.compile(r"[\w<>']+")
+_STOP = frozenset("""a an the and or but if of to in on at for with by from as is are was were be been being it its this
+that these those i you he she we they me him her us them my your his our their saw heard answered said says
+do does did not no yes so than then there here what which who whom how when where why can could will would should
+just very about into over under up down out again also only own same too s t""".split())
+
+_NAME = re.compile(r"\b(?:my name is|i am called|call me|i'm called)\s+([A-Z][a-z]+)", re.I)
+_LIKE = re.compile(r"\bi (?:really )?(?:like|love|enjoy|prefer)\s+([^.;!?\"]+)", re.I)
+_JOB = re.compile(r"\bi (?:work as|am working as|am an?|'m an?)\s+([a-z][a-z ]{2,40}?)(?:[.;,!?\"]|$| at | in )", re.I)
+
+
+def sentences(texts: Sequence[str]) -> list[str]:
+    """Sentences (or script clauses) of the texts, in order, stripped and deduplicated."""
+    seen, out = set(), []
+    for t in texts:
+        for s in _SPLIT.split(t):
+            s = s.strip(' ;')
+            key = normalize(s)
+            if s and key and key not in seen:
+                seen.add(key)
+                out.append(s)
+    return out
+
+
+def extract(texts: Sequence[str], max_tokens: int) -> str:
+    """Pick the most central sentences (word-frequency score) within ``max_tokens``, kept in their original order."""
+    sents = sentences(texts)
+    if not sents:
+        return ''
+    words = [[w for w in _WORD.findall(s.lower()) if w not in _STOP] for s in sents]
+    freq = collections.Counter(w for ws in words for w in set(ws))
+    scores = [(sum(freq[w] for w in ws) / (1 + len(ws)) ** 0.5, -i) for i, ws in enumerate(words)]
+    chosen, used = [], 0
+    for score, neg_i in sorted(scores, reverse=True):
+        cost = approx_tokens(sents[-neg_i]) + 1
+        if used + cost > max_tokens:
+            continue
+        chosen.append(-neg_i)
+        used += cost
+    if not chosen:  # one sentence longer than the budget: cut it
+        return sents[0][:max(4, max_tokens * 4 - 1)].rstrip() + '…'
+    return ' '.join(_terminate(sents[i]) for i in sorted(chosen))
+
+
+def _terminate(s: str) -> str:
+    return s if s[-1] in '.!?…' else s + '.'
+
+
+class ExtractiveSummarizer:
+    """Deterministic, model-free summaries (labelled ``extractive``)."""
+
+    producer = EXTRACTIVE
+
+    def merge(self, texts: Sequence[str], max_tokens: int) -> Summary:
+        """Most central sentences of the k texts within the budget."""
+        return Summary(extract(texts, max_tokens) or '(no content)', EXTRACTIVE)
+
+    def profile(self, face_id: str, texts: Sequence[str], profile: Profile, max_tokens: int) -> ProfileUpdate:
+        """Name, preferences and occupation by pattern; a persona from the sentences that mention the person."""
+        joined = ' '.join(texts)
+        attrs = dict(profile.attributes)
+        name = profile.name
+        m = _NAME.search(joined)
+        if m:
+            name = m.group(1).capitalize()
+        likes = [x.strip() for x in _LIKE.findall(joined)]
+        if likes:
+            old = [p.strip() for p in attrs.get('preferences', '').split(';') if p.strip()]
+            attrs['preferences'] = '; '.join(dict.fromkeys(old + likes))
+        job = _JOB.search(joined)
+        if job:
+            attrs['occupation'] = job.group(1).strip()
+        about = [s for s in sentences(texts) if face_id in s or (name and name.lower() in s.lower())]
+        persona = extract(about or list(texts), max_tokens)
+        if persona:
+            attrs['persona'] = persona
+        return ProfileUpdate(summary=persona, attributes=attrs, name=name, producer=EXTRACTIVE)
+
+
+__all__ = ['Summarizer', 'Summary', 'ProfileUpdate', 'ExtractiveSummarizer', 'EXTRACTIVE', 'extract', 'sentences']

@@ -1,0 +1,63 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Topic^t = {M_s^t, M_e^t} as a plain dataclass (the core's mirror of ``lightomni_ros/Topic``), JSON round trip."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+@dataclass
+class ReminderIntent:
+    """A time intent carried by a Topic: ``due`` is epoch seconds (0 = parse ``text`` for the time)."""
+
+    text: str
+    due: float = 0.0
+    face_id: str = ''
+
+
+@dataclass
+class TopicData:
+    """What one interaction contributes to long-term memory."""
+
+    segment_id: int
+    start: float
+    end: float
+    face_ids: list[str] = field(default_factory=list)
+    semantic: list[str] = field(default_factory=list)
+    remembered: list[str] = field(default_factory=list)
+    visual: str = ''
+    audio: str = ''
+    response: str = ''
+    raw_refs: list[str] = field(default_factory=list)
+    reminders: list[ReminderIntent] = field(default_factory=list)
+    producer: str = ''
+
+    def check(self) -> None:
+        """Raise ValueError naming the first malformed field."""
+        if self.segment_id < 0:
+            raise ValueError('segment_id must not be negative')
+        if not (self.start >= 0 and self.end >= 0):
+            raise ValueError('start/end must be valid times')
+        if self.end < self.start:
+            raise ValueError(f'end ({self.end}) is before start ({self.start})')
+        for name in ('face_ids', 'semantic', 'remembered', 'raw_refs'):
+            if not all(isinstance(x, str) for x in getattr(self, name)):
+                raise ValueError(f'{name} must be a list of strings')
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready dict (the pending queue's payload)."""
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> 'TopicData':
+        """Inverse of :meth:`to_json` (unknown keys are an error)."""
+        d = dict(d)
+        d['reminders'] = [ReminderIntent(**r) for r in d.get('reminders', [])]
+        t = cls(**d)
+        t.check()
+        return t
+
+
+__all__ = ['TopicData', 'ReminderIntent']

@@ -1,0 +1,44 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Configuration of the long-term memory store, its vector indexes, the text embedder and S_g."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import ConfigError, param
+
+
+@dataclass
+class MemoryConfig:
+    """Long-term memory on disk: SQLite store, FAISS indexes, text embedder and the global state S_g."""
+
+    memory_dir: str = param('~/.local/share/lightomni_ros/memory',
+                            'Folder holding memory.db (SQLite, WAL) and the FAISS index files.')
+    embedding_backend: str = param('auto', 'Text embedder: "auto" (Qwen3-Embedding-0.6B from models_dir when present, '
+                                           'else all-MiniLM-L6-v2), "minilm" or "qwen3".',
+                                   choices=('auto', 'minilm', 'qwen3'))
+    embedding_device: str = param('cpu', 'Torch device of the text embedder ("cpu", "cuda", "cuda:0").')
+    embedding_batch: int = param(32, 'Texts per embedder forward pass.', min=1, max=1024)
+    hnsw_threshold: int = param(50000, 'Vectors per index above which exact inner-product search is replaced by HNSW.',
+                                min=1)
+    hnsw_m: int = param(16, 'HNSW graph degree M.', min=4, max=128)
+    hnsw_ef_construction: int = param(40, 'HNSW efConstruction (build quality).', min=8, max=1024)
+    hnsw_ef_search: int = param(64, 'HNSW efSearch (query quality).', min=8, max=4096)
+    use_gpu: str = param('auto', 'Search exact indexes on the GPU with faiss-gpu: "auto" (when a GPU is visible), '
+                                 '"on" or "off".', choices=('auto', 'on', 'off'))
+    k: int = param(8, 'Merge fan-in of S_g: a level holding k+1 nodes merges its oldest k into the next level; '
+                      'profiles are updated every k segments of a face.', min=2, max=64)
+    state_max_tokens: int = param(4096, 'Token budget of the serialized S_g script (oldest text is truncated '
+                                        'with a warning when exceeded).', min=64)
+    node_max_tokens: int = param(96, 'Length bound of one merged S_g node (extractive summaries and Summarize '
+                                     'requests).', min=8, max=4096)
+    flush_every: int = param(200, 'Write the FAISS index files after this many vector changes (also on deactivate).',
+                             min=1)
+
+    def check(self) -> None:
+        """Cross-field rules."""
+        if not self.memory_dir:
+            raise ConfigError('memory_dir: must name a folder')
+        if self.node_max_tokens > self.state_max_tokens:
+            raise ConfigError('node_max_tokens: must not exceed state_max_tokens')
