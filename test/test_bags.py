@@ -254,3 +254,19 @@ def test_bag_cli(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture) -> None:
     path.write_text(SCENARIO.replace('say:', 'sya:'))
     assert cli.main(['bag', str(path), '--check']) == 2
     assert "timeline[0] (id 'hi'): needs exactly one of" in capsys.readouterr().out
+
+
+def test_sample_bag_builds(tmp_path: pathlib.Path) -> None:
+    """The bundled sample renders: every probe placed, the reminder's window inside the bag, camera and audio present."""
+    sc = scenario.load(REPO / 'sample' / 'scenario.yaml')
+    gt = bagwriter.write_bag(sc, tmp_path / 'sample', progress=False)
+    assert len(gt['probes']) == len(sc.probes) and gt['duration'] > 100
+    rem = next(p for p in gt['probes'] if p['kind'] == 'proactive')
+    assert rem['window'][1] < gt['duration'] and rem['window'][0] < rem['due'] < rem['window'][1]
+    again = next(i for i in gt['items'] if i['id'] == 'barack_again')
+    assert rem['due'] == pytest.approx(again['speech_end'] + 60, abs=0.01)
+    questions = [p for p in gt['probes'] if p['kind'] == 'question']
+    spans = sorted([(p['start'], p['end']) for p in questions] + [(i['start'], i['end']) for i in gt['items']])
+    assert all(a[1] <= b[0] + 1e-6 for a, b in zip(spans, spans[1:]))   # nothing is said over anything else
+    assert gt['message_counts']['/camera/image_raw/compressed'] > 100 and gt['persons']['barack_again'] == 'barack'
+    assert 'GRID' in gt['attribution']

@@ -1,0 +1,274 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Replay across processes (raw CDR at recorded timing, output recording), scoring and the report.
+
+The node graph is stood in for by test/replay_echo_node.py, which answers on the graph's real output topics with the
+real message types (Segment, Action, Reminder, FaceObservation, GlobalState, /diagnostics).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import struct
+import sys
+import time
+
+import pytest
+from builtin_interfaces.msg import Time
+from lightomni_ros.msg import Action, FaceObservation, Segment
+from rclpy.serialization import serialize_message
+from std_msgs.msg import Header, String
+
+from harness import wait_for
+from lightomni_ros.eval import bagwriter, replay, rostypes, scenario, scoring
+from lightomni_ros.eval.bagreader import read_all
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+MEDIA = pathlib.Path(os.environ.get('LIGHTOMNI_MEDIA', REPO.parent / 'shared' / 'media'))
+ECHO = REPO / 'test' / 'replay_echo_node.py'
+FACES = REPO / 'sample' / 'media' / 'faces'
+SCENARIO = f"""
+name: echo
+camera: {{fps: 5, max_width: 160}}
+timeline:
+  - id: face_a
+    idle: 1
+    image: {FACES}/barack_obama_1.jpg
+    person: barack
+  - id: hello
+    text: hello robot
+    gap: 0.5
+  - id: remind
+    text: remind me to stretch
+    gap: 0.5
+  - id: face_b
+    idle: 1
+    image: {FACES}/joe_biden_1.jpg
+    person: joe
+probes:
+  - id: capital
+    type: what is the capital of France
+    after: hello
+    delay: 0.5
+    wait: 0.5
+    expect: [capital]
+    memory: semantic
+  - id: wrong
+    type: tell me something
+    after: face_b
+    delay: 0.2
+    wait: 0.5
+    expect: [elephant]
+  - id: same
+    identity: {{item: face_a, same_as: face_b}}
+  - id: stretch
+    proactive: true
+    after: remind
+    window: [1, 4]
+    due: 2
+    expect: [stretch]
+"""
+
+
+@pytest.fixture(scope='module')
+def echo_bag(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
+    """The small scenario above as an MCAP bag (about 6.5 s)."""
+    out = tmp_path_factory.mktemp('replay') / 'echo_bag'
+    bagwriter.write_bag(scenario.loads(SCENARIO), out, progress=False)
+    return out
+
+
+def test_restamp_shifts_the_header_stamp() -> None:
+    """The stamp at bytes 4..12 moves by the offset (little and big endian CDR); the rest is untouched."""
+    data = serialize_message(Header(stamp=Time(sec=10, nanosec=999_999_999), frame_id='cam'))
+    out = replay.restamp(data, 2)
+    assert struct.unpack_from('<iI', out, 4) == (11, 1) and out[12:] == data[12:] and out[:4] == data[:4]
+    big = b'\x00\x00\x00\x00' + struct.pack('>iI', 5, 0) + b'rest'
+    assert replay.restamp(big, -1_000_000_000)[4:12] == struct.pack('>iI', 4, 0)
+    assert not rostypes.header_first(String) and rostypes.header_first(Action) and rostypes.header_first(Segment)
+
+
+def _stamp(tb: scoring.TimeBase, t: float) -> Time:
+    ns = tb.gt_start_ns + int(t * 1e9) + tb.restamp_offset_ns
+    return Time(sec=ns // 10**9, nanosec=ns % 10**9)
+
+
+def test_scoring_of_published_outputs() -> None:
+    """score() on hand-made Segment/Action/FaceObservation messages: each rule can pass and fail."""
+    gt = {'start_ns': 1_000 * 10**9, 'items': [
+        {'id': 'a', 'start': 0.0, 'end': 2.0, 'visible_until': 3.0, 'speech_start': 0.2, 'speech_end': 1.8,
+         'transcript': 'my name is Ann', 'person': 'ann', 'shows_face': True},
+        {'id': 'b', 'start': 4.0, 'end': 6.0, 'visible_until': 6.0, 'speech_start': 4.1, 'speech_end': 5.9,
+         'transcript': 'hello there', 'person': 'bob', 'shows_face': True}],
+        'probes': [
+        {'id': 'q_ok', 'kind': 'question', 'start': 7.0, 'speech_end': 8.0, 'expect': ['Ann'], 'expect_any': [],
+         'memory': 'profile', 'timeout': 5.0},
+        {'id': 'q_mem', 'kind': 'question', 'start': 14.0, 'speech_end': 15.0, 'expect': [], 'expect_any': ['x', 'y'],
+         'memory': 'semantic', 'timeout': 5.0},
+        {'id': 'q_none', 'kind': 'question', 'start': 20.0, 'speech_end': 21.0, 'expect': ['z'], 'expect_any': [],
+         'memory': '', 'timeout': 2.0},
+        {'id': 'diff', 'kind': 'identity', 'item': 'b', 'same_as': '', 'different_from': 'a'},
+        {'id': 'rem_ok', 'kind': 'proactive', 'window': [25.0, 35.0], 'due': 30.0, 'expect': ['pills'],
+         'expect_any': []},
+        {'id': 'rem_late', 'kind': 'proactive', 'window': [40.0, 45.0], 'due': 42.0, 'expect': ['walk'],
+         'expect_any': []}]}
+    tb = scoring.TimeBase(wall_start_ns=5_000 * 10**9, bag_start_ns=gt['start_ns'], gt_start_ns=gt['start_ns'],
+                          rate=2.0, restamp_offset_ns=4_000 * 10**9)
+    assert tb.scenario_of_wall(tb.wall_of_scenario(12.5)) == pytest.approx(12.5)
+    assert tb.wall_of_scenario(10.0) == 5_005 * 10**9   # rate 2: 10 s of scenario in 5 s of wall time
+
+    def act(t: float, text: str, mem: list[str], source: int = Action.SOURCE_SEGMENT) -> tuple[int, Action]:
+        return tb.wall_of_scenario(t), Action(speak=True, response=text, memory_ids=mem, source=source)
+
+    def seg(t0: float, t1: float, text: str, face: str) -> tuple[int, Segment]:
+        return tb.wall_of_scenario(t1), Segment(start=_stamp(tb, t0), end=_stamp(tb, t1), transcript=text, faces=[
+            FaceObservation(face_id=face, stamp=_stamp(tb, (t0 + t1) / 2))])
+
+    out = scoring.Outputs({
+        'actions': [act(8.6, 'Your name is Ann.', ['profile:<face_1>']), act(15.5, 'It is y.', ['episodic:3']),
+                    act(31.0, 'Time to take your pills!', [], Action.SOURCE_REMINDER),
+                    act(47.0, 'Go for a walk.', [], Action.SOURCE_REMINDER),
+                    (tb.wall_of_scenario(21.5), Action(speak=False, response='z'))],   # not spoken: no answer
+        'segments': [seg(0.0, 2.0, 'my name is and', '<face_1>'), seg(4.0, 6.0, 'hello there', '<face_2>')]})
+    res = scoring.score(gt, out, tb)
+    by = {p['id']: p for p in res['probes']}
+    assert by['q_ok']['passed'] and by['q_ok']['latency_s'] == pytest.approx(0.3, abs=1e-6)  # 0.6 s / rate 2
+    assert not by['q_mem']['passed'] and by['q_mem']['keywords_ok'] and not by['q_mem']['memory_ok']
+    assert not by['q_none']['passed'] and 'no spoken answer within 2 s' in by['q_none']['detail']
+    assert by['diff']['passed'] and by['diff']['face'] == '<face_2>'
+    assert by['rem_ok']['passed'] and by['rem_ok']['timing_error_s'] == pytest.approx(1.0, abs=1e-6)
+    assert not by['rem_late']['passed'] and '47.0' in by['rem_late']['detail']
+    assert res['summary']['passed'] == 3 and res['summary']['total'] == 6
+    assert res['wer']['items'][0]['wer'] == pytest.approx(0.25) and res['wer']['items'][1]['wer'] == 0.0
+    assert res['summary']['wer'] == pytest.approx(1 / 6, abs=1e-3)
+    assert res['summary']['identity_consistency'] == 1.0
+    assert [s['text'] for s in res['spoken']][:2] == ['Your name is Ann.', 'It is y.']
+    assert scoring.has_keyword('The keys are in the blue drawer.', 'blue drawer')
+    assert not scoring.has_keyword('drawers', 'drawer') and scoring.wer('a b c', 'a x c d')[0] == pytest.approx(2 / 3)
+
+
+def _check_echo_replay(out: pathlib.Path, result: dict, bag: pathlib.Path) -> None:
+    gt = bagwriter.load_ground_truth(bag)
+    t = result['timing']
+    assert t['published'] == gt['message_counts']
+    assert t['publish_lag_ms']['p50'] < 20, t
+    assert abs(t['duration_s'] - gt['duration']) < 1.0, t
+    sc = result['score']
+    by = {p['id']: p for p in sc['probes']}
+    assert by['capital']['passed'] and by['capital']['latency_s'] < 1.0, by['capital']
+    assert not by['wrong']['passed'] and "missing ['elephant']" in by['wrong']['detail']
+    assert by['same']['passed'] and by['same']['face'] == '<face_1>'
+    assert by['stretch']['passed'] and abs(by['stretch']['timing_error_s']) < 0.5, by['stretch']
+    assert sc['summary']['identity_consistency'] == 0.0   # barack and joe both reported as <face_1>
+    # The output bag holds what the graph said, with the restamped clock: Segment stamps are replay wall times.
+    msgs, problems = read_all(out / replay.OUTPUT_BAG)
+    assert problems == []
+    topics = {topic for topic, _, _ in msgs}
+    assert {'/lightomni/actions', '/lightomni/segments', '/lightomni/reminders/due', '/lightomni/global_state',
+            '/lightomni/faces/detections', '/diagnostics'} <= topics
+    texts = [m.typed_text for topic, _, m in msgs if topic == '/lightomni/segments']
+    assert texts == ['hello robot', 'what is the capital of France', 'remind me to stretch', 'tell me something']
+    faces = [(tr, m) for topic, tr, m in msgs if topic == '/lightomni/faces/detections']
+    assert len(faces) > 5
+    for recv, m in faces:   # a frame's restamped stamp is within a few ms of the moment it was received
+        assert abs(recv - (m.stamp.sec * 10**9 + m.stamp.nanosec)) < 0.2e9
+    report = (out / 'report.md').read_text()
+    assert '| probes passed | 3/4 |' in report and '**FAIL**' in report
+    assert (out / 'answer_latency.png').stat().st_size > 1000 and (out / 'global_state.png').is_file()
+    assert (out / 'queue_depth.png').is_file()
+    assert json.loads((out / replay.RESULT).read_text())['score']['summary']['passed'] == 3
+
+
+@pytest.mark.timeout(90)
+def test_replay_into_a_running_graph(spawn, domain_id: int, echo_bag: pathlib.Path, tmp_path: pathlib.Path) -> None:
+    """--no-launch: the echo node runs in another process; every probe is scored from what it published."""
+    child = spawn.python(str(ECHO), name='echo')
+    opts = replay.ReplayOptions(linger=1.5, wait_subscribers=20.0)
+    result = replay.run_replay(echo_bag, tmp_path / 'out', opts, launch_file=None)
+    assert child.proc.poll() is None, child.output
+    assert result['subscribers'] == {'/audio': 1, '/camera/image_raw/compressed': 1, '/text_input': 1}
+    _check_echo_replay(tmp_path / 'out', result, echo_bag)
+
+
+LAUNCH = '''
+from launch import LaunchDescription
+from launch.actions import DeclareLaunchArgument
+from launch_ros.actions import Node
+
+
+def generate_launch_description():
+    return LaunchDescription([
+        DeclareLaunchArgument('namespace', default_value='lightomni'),
+        Node(package='lightomni_replay_test', executable='echo', name='replay_echo'),
+    ])
+'''
+
+
+@pytest.mark.timeout(90)
+def test_replay_starts_the_graph_from_a_launch_file(domain_id: int, echo_bag: pathlib.Path, tmp_path: pathlib.Path,
+                                                   monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+                                                   ) -> None:
+    """`lightomni replay` starts the graph through the launch runner, replays, stops it, and exits 1 (a probe fails)."""
+    from lightomni_ros import cli
+
+    prefix = tmp_path / 'prefix'
+    exe = prefix / 'lib' / 'lightomni_replay_test' / 'echo'
+    exe.parent.mkdir(parents=True)
+    exe.write_text(f'#!/usr/bin/env python3\nimport runpy\nrunpy.run_path({str(ECHO)!r}, run_name="__main__")\n')
+    exe.chmod(0o755)
+    monkeypatch.setenv('AMENT_PREFIX_PATH', f'{prefix}{os.pathsep}{os.environ.get("AMENT_PREFIX_PATH", sys.prefix)}')
+    launch_file = tmp_path / 'echo.launch.py'
+    launch_file.write_text(LAUNCH)
+    out = tmp_path / 'out'
+    code = cli.main(['replay', str(echo_bag), '-o', str(out), '--launch-file', str(launch_file), '--linger', '1.5',
+                     '--wait', '20'])
+    printed = capsys.readouterr().out
+    assert code == 1, printed
+    assert 'probe capital' in printed and '3/4 probes passed' in printed and 'robot: you said: hello robot' in printed
+    result = json.loads((out / replay.RESULT).read_text())
+    assert result['graph_exit'] == 0 and result['graph_failed'] == []
+    assert (pathlib.Path(result['launch_logs']) / 'replay_echo.log').read_text().count('echo ready') == 1
+    _check_echo_replay(out, result, echo_bag)
+    # re-scoring the finished run gives the same verdicts
+    assert cli.main(['replay', '--score-only', str(out)]) == 1
+    assert json.loads((out / replay.RESULT).read_text())['score']['summary']['passed'] == 3
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.skipif(not (MEDIA / 'bags' / 'rosbag2_talker_mcap').is_dir(),
+                    reason=f'real rosbag2 recordings not found under {MEDIA / "bags"} (set LIGHTOMNI_MEDIA)')
+def test_replay_real_recording_faster_with_remap(ros, tmp_path: pathlib.Path) -> None:
+    """A real `ros2 bag record` bag at 4x: /topic (remapped) arrives complete, in order, at a quarter of its spacing."""
+    got: list[tuple[float, str]] = []
+    ros.node.create_subscription(String, '/chatter', lambda m: got.append((time.monotonic(), m.data)), 10)
+    opts = replay.ReplayOptions(rate=4.0, remap={'/topic': '/chatter'}, linger=0.5, wait_subscribers=10.0)
+    result = replay.run_replay(MEDIA / 'bags' / 'rosbag2_talker_sqlite3', tmp_path / 'out', opts, launch_file=None)
+    wait_for(lambda: len(got) == 10, 5.0, what='10 replayed messages')
+    assert [d for _, d in got] == [f'Hello, world! {i}' for i in range(10)]
+    gaps = [b[0] - a[0] for a, b in zip(got, got[1:])]
+    assert sum(gaps) / len(gaps) == pytest.approx(0.5 / 4, abs=0.03)   # the talker published at 2 Hz
+    assert result['timing']['published'] == {'/chatter': 10}           # /rosout is not replayed by default
+    assert {p['kind'] for p in result['problems']} == {'qos'}          # the recording's metadata/storage mismatch
+    assert 'score' not in result
+
+
+@pytest.mark.timeout(60)
+def test_corrupt_messages_are_skipped_and_nobody_listening_is_reported(tmp_path: pathlib.Path, domain_id: int,
+                                                                      ) -> None:
+    """A garbage message is reported and not published; an input nobody subscribes to is reported; the run ends."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+
+    bag = tmp_path / 'bad'
+    with Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        c = w.add_connection('/text_input', 'std_msgs/msg/String', typestore=rostypes.typestore())
+        for i in range(4):
+            w.write(c, 10**9 + i * 10**7, b'\x00\x01\x00\x00\xff\xff\xff\x7f' if i == 1 else
+                    serialize_message(String(data=f'm{i}')))
+    opts = replay.ReplayOptions(linger=0.2, wait_subscribers=0.5)
+    result = replay.run_replay(bag, tmp_path / 'out', opts, launch_file=None)
+    assert result['timing']['published'] == {'/text_input': 3}
+    kinds = {p['kind']: p['text'] for p in result['problems']}
+    assert 'does not decode' in kinds['decode'] and 'nobody subscribes to /text_input' in kinds['graph']
+    assert (tmp_path / 'out' / replay.OUTPUT_BAG).is_dir()
