@@ -207,9 +207,9 @@ def generate_launch_description():
 
 
 @pytest.mark.timeout(90)
-def test_replay_starts_the_graph_from_a_launch_file(domain_id: int, echo_bag: pathlib.Path, tmp_path: pathlib.Path,
-                                                   monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
-                                                   ) -> None:
+def test_replay_starts_the_graph_from_a_launch_file(
+        domain_id: int, echo_bag: pathlib.Path, tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
     """`lightomni replay` starts the graph through the launch runner, replays, stops it, and exits 1 (a probe fails)."""
     from lightomni_ros import cli
 
@@ -255,8 +255,8 @@ def test_replay_real_recording_faster_with_remap(ros, tmp_path: pathlib.Path) ->
 
 
 @pytest.mark.timeout(60)
-def test_corrupt_messages_are_skipped_and_nobody_listening_is_reported(tmp_path: pathlib.Path, domain_id: int,
-                                                                      ) -> None:
+def test_corrupt_messages_are_skipped_and_nobody_listening_is_reported(
+        tmp_path: pathlib.Path, domain_id: int) -> None:
     """A garbage message is reported and not published; an input nobody subscribes to is reported; the run ends."""
     from rosbags.rosbag2 import StoragePlugin, Writer
 
