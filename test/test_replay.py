@@ -158,6 +158,7 @@ def _check_echo_replay(out: pathlib.Path, result: dict, bag: pathlib.Path) -> No
     sc = result['score']
     by = {p['id']: p for p in sc['probes']}
     assert by['capital']['passed'] and by['capital']['latency_s'] < 1.0, by['capital']
+    assert 0 <= by['capital']['latency_from_detected_end_s'] < 0.5, by['capital']   # echo stamps speech_end on receipt
     assert not by['wrong']['passed'] and "missing ['elephant']" in by['wrong']['detail']
     assert by['same']['passed'] and by['same']['face'] == '<face_1>'
     assert by['stretch']['passed'] and abs(by['stretch']['timing_error_s']) < 0.5, by['stretch']
@@ -272,3 +273,16 @@ def test_corrupt_messages_are_skipped_and_nobody_listening_is_reported(
     kinds = {p['kind']: p['text'] for p in result['problems']}
     assert 'does not decode' in kinds['decode'] and 'nobody subscribes to /text_input' in kinds['graph']
     assert (tmp_path / 'out' / replay.OUTPUT_BAG).is_dir()
+
+
+def test_replay_with_a_launch_file_that_cannot_start(tmp_path: pathlib.Path, echo_bag: pathlib.Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    """A missing node executable stops the replay before anything is published, with the launch runner's reason."""
+    from lightomni_ros import cli
+
+    launch_file = tmp_path / 'bad.launch.py'
+    launch_file.write_text(LAUNCH.replace("executable='echo'", "executable='no_such_node'"))
+    code = cli.main(['replay', str(echo_bag), '-o', str(tmp_path / 'out'), '--launch-file', str(launch_file)])
+    assert code == 2
+    assert "executable 'no_such_node' of package 'lightomni_replay_test' not found" in capsys.readouterr().out
+    assert not (tmp_path / 'out' / replay.OUTPUT_BAG).exists()

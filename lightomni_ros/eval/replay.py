@@ -305,18 +305,24 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
     from . import bagwriter
 
     out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     if (out / OUTPUT_BAG).exists():
         raise FileExistsError(f'{out / OUTPUT_BAG} exists; choose another --output')
+    out.mkdir(parents=True, exist_ok=True)
     graph = None
     stop = threading.Event()
-    replayer = Replayer(bag, opts)
+    if launch_file:   # planned first: a bad launch file or a missing executable fails before anything starts
+        args = {'namespace': opts.namespace.strip('/')} | (launch_args or {})
+        graph = GraphLauncher(launch_file, args, out / 'launch_logs')
+    try:
+        replayer = Replayer(bag, opts)
+    except BaseException:
+        if graph is not None:
+            graph._tmp.cleanup()
+        raise
     result: dict[str, Any] = {'bag': str(bag), 'output_bag': str(out / OUTPUT_BAG), 'namespace': opts.namespace,
                               'options': dataclasses.asdict(opts)}
     try:
-        if launch_file:
-            args = {'namespace': opts.namespace.strip('/')} | (launch_args or {})
-            graph = GraphLauncher(launch_file, args, out / 'launch_logs')
+        if graph is not None:
             graph.start()
             watcher = threading.Thread(target=_watch, args=(graph, stop), daemon=True)
             watcher.start()
@@ -408,6 +414,8 @@ def run(args: argparse.Namespace) -> int:
     if args.rate <= 0:
         print('error: --rate must be positive')
         return 2
+    from lightomni_ros.launch_runner.shim import LaunchError
+
     try:
         remap = parse_remaps(args.remap)
         from lightomni_ros.launch_runner.runner import parse_launch_arguments
@@ -423,7 +431,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         result = run_replay(args.bag, out, opts, launch_file=None if args.no_launch else args.launch_file,
                             launch_args=launch_args)
-    except (FileNotFoundError, FileExistsError, ValueError) as exc:
+    except (FileNotFoundError, FileExistsError, ValueError, LaunchError) as exc:
         print(f'error: {exc}')
         return 2
     print(f'replay of {args.bag} -> {out}')

@@ -124,7 +124,10 @@ def _spoken(outputs: Outputs, tb: TimeBase) -> list[dict[str, Any]]:
     rows = []
     for t, a in outputs.get('actions'):
         if a.speak and a.response.strip():
+            end_ns = a.speech_end.sec * 1_000_000_000 + a.speech_end.nanosec
             rows.append({'t': round(tb.scenario_of_wall(t), 3), 'wall_ns': t, 'text': a.response,
+                         'speech_end_ns': end_ns - tb.restamp_offset_ns + tb.wall_start_ns - tb.bag_start_ns
+                         if end_ns else 0,
                          'source': 'reminder' if a.source == 1 else 'segment', 'segment_id': int(a.segment_id),
                          'memory_ids': list(a.memory_ids), 'p_speech': round(float(a.p_speech), 3)})
     return rows
@@ -200,7 +203,7 @@ def score(gt: dict[str, Any], outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
                                            if reminder_errs else None},
                'segments': len(segments), 'actions': len(outputs.get('actions')), 'spoken': len(spoken)}
     return {'summary': summary, 'probes': probes, 'latencies': latencies, 'wer': wers, 'identity': identity,
-            'spoken': [{k: v for k, v in s.items() if k != 'wall_ns'} for s in spoken],
+            'spoken': [{k: v for k, v in s.items() if k not in ('wall_ns', 'speech_end_ns')} for s in spoken],
             'segments': [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items() if k != 'faces'}
                          | {'faces': sorted({f for f, _ in s['faces']})} for s in segments],
             'global_state': _global_state_series(outputs, tb), 'queue_depth': _queue_series(outputs, tb)}
@@ -227,7 +230,10 @@ def _score_question(p: dict[str, Any], spoken: list[dict[str, Any]], used: set[i
             detail += f' ({why})'
         if not mem_ok:
             detail += f' (no {p["memory"]} memory among {s["memory_ids"]})'
-        return {'passed': ok and mem_ok, 'answer': s['text'], 'latency_s': latency, 'memory_ids': s['memory_ids'],
+        # the graph's own clock: from the speech end perception detected (Action.speech_end) to the arrival
+        detected = round((s['wall_ns'] - s['speech_end_ns']) / 1e9, 3) if s['speech_end_ns'] else None
+        return {'passed': ok and mem_ok, 'answer': s['text'], 'latency_s': latency,
+                'latency_from_detected_end_s': detected, 'memory_ids': s['memory_ids'],
                 'memory_ok': mem_ok, 'keywords_ok': ok, 'detail': detail}
     return {'passed': False, 'answer': '', 'latency_s': None,
             'detail': f'no spoken answer within {p["timeout"]:g} s of the question'}
