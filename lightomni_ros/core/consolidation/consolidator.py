@@ -66,6 +66,7 @@ class ForgetResult:
     removed_entries: int = 0
     redacted_entries: int = 0
     removed_profiles: int = 0
+    redacted_profiles: int = 0
     removed_vectors: int = 0
     changed_state_nodes: int = 0
     removed_reminders: int = 0
@@ -569,11 +570,24 @@ class Consolidator:
                                                               (face_id, face_id.lower())).rowcount
                 res.removed_pending = self._scrub_pending(face_id, pat)
                 res.removed_profiles = self.store.delete_profile(face_id)
+                res.redacted_profiles = self._scrub_profiles(pat)
                 self.store.bump('gallery.version')
             res.removed_vectors = self._remove_vectors(removed)
             self._reinsert(redacted_new)
             self._after_forget()
         return res
+
+    def _scrub_profiles(self, pat: re.Pattern) -> int:
+        """Remove a forgotten person from other people's profiles (a relationship, a name mis-attributed)."""
+        n = 0
+        for p in prof.list_all(self.store):
+            attrs = {k: _redact_text(v, pat) for k, v in p.attributes.items()}
+            name = '' if pat.search(p.name or '') else p.name
+            if attrs != p.attributes or name != p.name:
+                p.attributes, p.name = {k: v for k, v in attrs.items() if v}, name
+                prof.save(self.store, p)
+                n += 1
+        return n
 
     def _redact_entry(self, e: SemanticEntry | EpisodicEntry, pat: re.Pattern) -> Any:
         if isinstance(e, SemanticEntry):
@@ -773,13 +787,17 @@ class Consolidator:
                             n += 1
                 for e, v in zip(sem_e, sem_v):
                     if not replace:
-                        if not e.pinned and self.store.find_semantic_by_norm(normalize(e.content)):
-                            continue
+                        same = self.store.find_semantic_by_norm(normalize(e.content))
+                        if same and (not e.pinned or (same.start, same.end) == (e.start, e.end)):
+                            continue  # already known (a pinned fact only when it is the same record)
                         e.id = 0
                     self._insert_entry(KIND_SEMANTIC, e, v)
                     n += 1
                 for e, v in zip(epi_e, epi_v):
                     if not replace:
+                        if self.store.db.execute('SELECT 1 FROM episodic WHERE start=? AND end=? AND source_segment=? '
+                                                 'AND audio=?', (e.start, e.end, e.source_segment, e.audio)).fetchone():
+                            continue  # the same event
                         e.id = 0
                     self._insert_entry(KIND_EPISODIC, e, v)
                     n += 1

@@ -59,7 +59,8 @@ just very about into over under up down out again also only own same too s t""".
 
 _NAME = re.compile(r"\b(?:my name is|i am called|call me|i'm called)\s+([A-Z][a-z]+)", re.I)
 _LIKE = re.compile(r"\bi (?:really )?(?:like|love|enjoy|prefer)\s+([^.;!?\"]+)", re.I)
-_JOB = re.compile(r"\bi (?:work as|am working as|am an?|'m an?)\s+([a-z][a-z ]{2,40}?)(?:[.;,!?\"]|$| at | in )", re.I)
+_JOB = re.compile(r"\bi (?:work as (?:an? )?|am working as (?:an? )?|am an? |'m an? )([a-z][a-z ]{2,40}?)"
+                  r"(?:[.;,!?\"]|$| at | in )", re.I)
 
 
 def sentences(texts: Sequence[str]) -> list[str]:
@@ -81,7 +82,9 @@ def extract(texts: Sequence[str], max_tokens: int) -> str:
     if not sents:
         return ''
     words = [[w for w in _WORD.findall(s.lower()) if w not in _STOP] for s in sents]
-    freq = collections.Counter(w for ws in words for w in set(ws))
+    # document frequency over every clause of every text (repeats included): what recurs is what matters
+    freq = collections.Counter(w for t in texts for c in _SPLIT.split(t)
+                               for w in set(_WORD.findall(c.lower())) if w not in _STOP)
     scores = [(sum(freq[w] for w in ws) / (1 + len(ws)) ** 0.5, -i) for i, ws in enumerate(words)]
     chosen, used = [], 0
     for score, neg_i in sorted(scores, reverse=True):

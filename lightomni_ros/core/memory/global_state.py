@@ -126,9 +126,13 @@ class MergeTree:
         total = sum(tokens)
         over = total > max_tokens
         if over:
+            newest = lines[-1]
             while lines and total > max_tokens:
                 total -= tokens.pop(0)
                 lines.pop(0)
+            if not lines:  # the newest line alone is over budget: keep its end
+                lines = ['…' + newest[-(max_tokens - 1) * 4 + 1:]]
+                total = approx_tokens(lines[0])
             log.warning('S_g script exceeds its budget of %d tokens: the oldest lines were truncated', max_tokens)
         return '\n'.join(lines), total, over
 

@@ -1,0 +1,230 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The consolidator against the real parts: SQLite, FAISS and the all-MiniLM-L6-v2 embedder (no fakes)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from lightomni_ros.core.consolidation.config import ConsolidationConfig
+from lightomni_ros.core.consolidation.consolidator import Consolidator, RequestError
+from lightomni_ros.core.consolidation.topic import ReminderIntent, TopicData
+from lightomni_ros.core.memory.config import MemoryConfig
+from lightomni_ros.core.memory.embedder import load_embedder
+from lightomni_ros.core.memory.global_state import check_invariants
+from lightomni_ros.core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
+
+T0 = 1_780_000_000.0
+
+
+@pytest.fixture(scope='module')
+def embedder():
+    return load_embedder('minilm')
+
+
+def make(tmp_path, embedder, clock=None, **mem):
+    cfg = MemoryConfig(memory_dir=str(tmp_path / 'mem'), **({'k': 3} | mem))
+    kwargs = {'clock': clock} if clock else {}
+    return Consolidator(cfg, ConsolidationConfig(timezone='UTC'), embedder, **kwargs)
+
+
+def topic(i, **kw):
+    base = dict(segment_id=i, start=T0 + 30 * i, end=T0 + 30 * i + 25, visual='a living room with a sofa',
+                audio=f'the weather on day {i} is fine', response='noted')
+    return TopicData(**(base | kw))
+
+
+def test_embedder_vectors(embedder):
+    v = embedder.embed(['Alice likes green tea', 'Alice enjoys drinking green tea', 'The battery is low'])
+    assert v.shape == (3, 384) and np.allclose(np.linalg.norm(v, axis=1), 1, atol=1e-5)
+    assert v[0] @ v[1] > 0.85 > 0.3 > v[0] @ v[2]
+
+
+def test_content_filter_pinned_and_episodic(tmp_path, embedder):
+    c = make(tmp_path, embedder)
+    c.enqueue(topic(1, semantic=['<face_1> likes green tea'], face_ids=['<face_1>']))
+    c.enqueue(topic(2, semantic=['<FACE_1> likes green tea!'], face_ids=['<face_1>']))        # normalized match
+    c.enqueue(topic(3, semantic=['<face_1> really likes green tea'], face_ids=['<face_1>']))  # similar
+    c.enqueue(topic(4, semantic=['the garage door is broken'], remembered=['the wifi password is banana']))
+    c.enqueue(topic(5, remembered=['the wifi password is banana']))                          # pinned: never filtered
+    assert c.process_all() == 5
+    sem = list(c.store.all_entries(KIND_SEMANTIC))
+    assert [(e.content, e.pinned) for e in sem] == [('<face_1> likes green tea', False),
+                                                    ('the garage door is broken', False),
+                                                    ('the wifi password is banana', True),
+                                                    ('the wifi password is banana', True)]
+    assert sem[0].mentions == 3 and sem[0].start == T0 + 30 and sem[0].end == T0 + 30 * 3 + 25
+    assert sem[0].render(c.tz).startswith('[2026-05-28 20:27:10]--[2026-05-28 20:28:35]: ')
+    assert c.store.count(KIND_EPISODIC) == 5 and c.indexes[KIND_EPISODIC].ntotal == 5
+    r = c.query(text='What is the wifi password?')
+    assert 'banana' in r.semantic[0][0].content and r.semantic[0][1] > 0.5
+    assert len(r.episodic) == 4 and len(r.semantic) == 4
+    assert c.query(vector=embedder.embed(['broken garage'])[0]).semantic[0][0].content.startswith('the garage')
+    for bad in (dict(vector=[1.0, 2.0]), dict(text=''), dict(vector=[0.0] * 384), dict(text='x', k_semantic=5000)):
+        with pytest.raises(RequestError):
+            c.query(**bad)
+    c.close()
+
+
+def test_merges_profiles_and_restart(tmp_path, embedder):
+    c = make(tmp_path, embedder)
+    segs = list(range(1, 15))
+    for i in segs:
+        c.enqueue(topic(i, face_ids=['<face_7>'], audio='my name is Carol and I like chess' if i == 2 else f'day {i}'))
+    c.process_all()
+    check_invariants(c.tree, segs)
+    assert c.tree.depth() == 3 and c.stats.merges == 5  # 4 at level 0 (leaves 4, 7, 10, 13), 1 at level 1
+    (p,) = c.profiles(['<face_7>'])
+    assert p.name == 'Carol' and 'chess' in p.attributes['preferences'] and p.attributes['updated_by'] == 'extractive'
+    assert p.segments_since_update == 14 - 4 * 3
+    state = c.global_state()
+    assert state.k == 3 and state.script.splitlines()[0].startswith('L2 ')
+    c.close()
+    c2 = make(tmp_path, embedder)  # reopened: same tree, same indexes (loaded, not rebuilt)
+    assert [n.id for n in c2.tree.nodes()] == [n.id for n in state.nodes]
+    assert c2.global_state().version == state.version
+    assert c2.indexes[KIND_EPISODIC].ntotal == 14
+    c2.close()
+
+
+def test_index_rebuilt_when_missing_corrupt_or_stale(tmp_path, embedder, caplog):
+    c = make(tmp_path, embedder, flush_every=10_000)
+    for i in range(1, 6):
+        c.enqueue(topic(i, semantic=[f'fact {i}: the {["red", "blue", "green", "black", "white"][i - 1]} box']))
+    c.process_all()
+    c.flush()
+    c.remember('the spare key is under the mat')  # after the flush: the saved file is behind the store
+    c.store.close()  # a crash: no flush
+    c2 = make(tmp_path, embedder)
+    assert c2.indexes[KIND_SEMANTIC].ntotal == 6  # caught up from SQLite
+    assert 'spare key' in c2.query(text='where is the spare key?').semantic[0][0].content
+    c2.close()
+    path = tmp_path / 'mem' / 'semantic.faiss'
+    path.write_bytes(path.read_bytes()[:100])
+    (tmp_path / 'mem' / 'episodic.faiss').unlink()
+    c3 = make(tmp_path, embedder)
+    assert 'checksum mismatch' in caplog.text
+    assert c3.indexes[KIND_SEMANTIC].ntotal == 6 and c3.indexes[KIND_EPISODIC].ntotal == 5
+    assert 'spare key' in c3.query(text='where is the spare key?').semantic[0][0].content
+    c3.close()
+
+
+def test_reminders_fire_once_and_late_after_restart(tmp_path, embedder):
+    now = [T0]
+    c = make(tmp_path, embedder, clock=lambda: now[0])
+    c.enqueue(topic(1, audio='remind me to take the medicine in three minutes', face_ids=['<face_1>']))
+    c.enqueue(topic(2, reminders=[ReminderIntent('call the plumber', due=T0 + 3600)]))
+    c.process_all()
+    (r1, r2) = c.reminders()
+    assert r1.text == 'take the medicine' and r1.due == T0 + 30 + 25 + 180 and r1.face_id == '<face_1>'
+    assert r2.due == T0 + 3600
+    now[0] = r1.due + 0.5
+    fired = c.fire_due()
+    assert [r.text for r in fired] == ['take the medicine'] and fired[0].delay == pytest.approx(0.5)
+    assert c.fire_due() == []  # once
+    c.close()
+    now[0] = T0 + 7200  # the node was down when the plumber reminder fell due
+    c2 = make(tmp_path, embedder, clock=lambda: now[0])
+    (late,) = c2.fire_due()
+    assert late.text == 'call the plumber' and late.delay == pytest.approx(3600)
+    assert c2.fire_due() == []
+    c2.close()
+
+
+def test_forget_face_leaves_nothing(tmp_path, embedder):
+    c = make(tmp_path, embedder)
+    c.apply_identity('<face_3>', list(np.ones(128)), 'dlib', 5, b'\xff\xd8avatar-bytes', 'jpeg')
+    for i in range(1, 12):
+        c.enqueue(topic(i, face_ids=['<face_3>', '<face_4>'] if i % 2 else ['<face_4>'],
+                        audio='my name is Zelda and I like opera' if i == 1 else f'<face_4> talks about day {i}',
+                        semantic=['<face_3> is allergic to peanuts'] if i == 3 else [f'<face_4> reads book {i}'],
+                        visual='Zelda waves at the robot' if i == 5 else 'a person at the desk'))
+    c.remember('Zelda birthday is on 3 May', ['<face_3>'])
+    c.enqueue(topic(20, face_ids=['<face_3>'], audio='remind me to call Zelda in 5 minutes',
+                    semantic=['Zelda owns a cat']))  # still queued when the forget arrives
+    for _ in range(11):
+        c.process_next()
+    assert c.pending_count() == 1
+    assert c.profiles(['<face_3>'])[0].name == 'Zelda'
+    before_vectors = c.indexes[KIND_SEMANTIC].ntotal + c.indexes[KIND_EPISODIC].ntotal
+
+    res = c.forget_face('<face_3>')
+    c.process_all()
+    assert res.removed_profiles == 1 and res.removed_vectors > 0 and res.changed_state_nodes > 0
+    assert res.redacted_entries > 0  # events shared with <face_4> keep their <face_4> part
+    assert c.indexes[KIND_SEMANTIC].ntotal + c.indexes[KIND_EPISODIC].ntotal < before_vectors + 2
+
+    def leaks(text: str) -> bool:
+        return '<face_3>' in text or 'zelda' in text.lower() or 'peanut' in text.lower()
+
+    for q in ('Who is Zelda?', 'Who is allergic to peanuts?', 'birthday', '<face_3>', 'opera'):
+        r = c.query(text=q, k_semantic=100, k_episodic=100, face_ids=['<face_3>'])
+        assert r.profiles == []
+        for e, _ in r.semantic + r.episodic:
+            assert not leaks(e.render()) and '<face_3>' not in e.face_ids, e
+    state = c.global_state()
+    assert not leaks(state.script) and all('<face_3>' not in n.face_ids for n in state.nodes)
+    assert c.reminders() == []
+    out = tmp_path / 'backup.jsonl'
+    c.export_jsonl(str(out))
+    assert not leaks(out.read_text())
+    assert any('<face_4>' in line for line in out.read_text().splitlines())  # the other person stays
+    c.close()
+    # nothing left on disk either: secure_delete + WAL checkpoint, index files rewritten
+    for f in (tmp_path / 'mem').iterdir():
+        raw = f.read_bytes()
+        assert b'Zelda' not in raw and b'<face_3>' not in raw and b'avatar-bytes' not in raw, f.name
+
+
+def test_forget_entries_range_and_bad_requests(tmp_path, embedder):
+    c = make(tmp_path, embedder)
+    for i in range(1, 5):
+        c.enqueue(topic(i, semantic=[f'the {["kitchen", "garden", "attic", "cellar"][i - 1]} light is on']))
+    c.process_all()
+    res = c.forget_entries(['semantic:1', 'episodic:2'])
+    assert (res.removed_entries, res.removed_vectors, res.changed_state_nodes) == (2, 2, 1)
+    assert all(e.id != 1 for e, _ in c.query(text='kitchen light', k_semantic=50).semantic)
+    res = c.forget_range(T0 + 30 * 3, T0 + 30 * 3 + 1)
+    assert res.removed_entries == 2 and res.removed_vectors == 2
+    assert 'attic' not in c.global_state().script
+    for bad in (['semantic:x'], ['face:1'], []):
+        with pytest.raises(RequestError):
+            c.forget_entries(bad)
+    with pytest.raises(RequestError):
+        c.forget_face('alice')
+    with pytest.raises(RequestError):
+        c.forget_range(10.0, 5.0)
+    c.close()
+
+
+def test_export_import_roundtrip(tmp_path, embedder):
+    c = make(tmp_path, embedder)
+    c.apply_identity('<face_1>', [0.5] * 128, 'dlib', 3)
+    for i in range(1, 9):
+        c.enqueue(topic(i, semantic=[f'the number of the day is {i * 37}'], face_ids=['<face_1>']))
+    c.process_all()
+    c.remember('the car is parked on level 3')
+    path = tmp_path / 'b.jsonl'
+    n = c.export_jsonl(str(path))
+    recs = [json.loads(line) for line in path.read_text().splitlines()]
+    assert len(recs) == n and recs[0]['type'] == 'meta' and {r['type'] for r in recs} >= {
+        'profile', 'semantic', 'episodic', 'sg_node'}
+    before = c.global_state()
+    c.forget_face('<face_1>')
+    assert c.import_jsonl(str(path), replace=True) >= n - 1
+    after = c.global_state()
+    assert after.script == before.script and after.version > before.version
+    assert c.profiles(['<face_1>'])[0].embedding is not None
+    assert 'level 3' in c.query(text='where is the car parked?').semantic[0][0].content
+    c.import_jsonl(str(path), replace=False)  # merging the same backup again: facts are not duplicated
+    assert c.store.count(KIND_SEMANTIC) == 9 and c.store.count(KIND_EPISODIC) == 8
+    for bad in ('/nonexistent/x.jsonl', str(tmp_path)):
+        with pytest.raises(RequestError):
+            c.import_jsonl(bad)
+    (tmp_path / 'bad.jsonl').write_text('{"type": "meta", "format": "lightomni-memory"}\nnot json\n')
+    with pytest.raises(RequestError, match=':2:'):
+        c.import_jsonl(str(tmp_path / 'bad.jsonl'))
+    c.close()

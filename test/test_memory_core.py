@@ -1,0 +1,200 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Pure memory logic: SQLite store and migrations, FAISS indexes, the S_g merge tree, summaries, time intents."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import sqlite3
+import zoneinfo
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from lightomni_ros.core.consolidation.reminders import parse_time_intent
+from lightomni_ros.core.consolidation.summarizer import EXTRACTIVE, ExtractiveSummarizer
+from lightomni_ros.core.memory import vectors
+from lightomni_ros.core.memory.global_state import MergeTree, SgNode, approx_tokens, check_invariants
+from lightomni_ros.core.memory.profiles import Profile
+from lightomni_ros.core.memory.store import (KIND_SEMANTIC, MIGRATIONS, SCHEMA_VERSION, SemanticEntry, Store,
+                                             StoreError)
+
+UTC = zoneinfo.ZoneInfo('UTC')
+
+
+# -- store --------------------------------------------------------------------------------------------------------
+def test_store_pragmas_and_foreign_keys(tmp_path):
+    s = Store(tmp_path / 'm.db')
+    assert s.db.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
+    assert s.db.execute('PRAGMA foreign_keys').fetchone()[0] == 1
+    assert s.version == SCHEMA_VERSION
+    eid = s.add_semantic(SemanticEntry('<face_1> likes tea', 1.0, 2.0, face_ids=['<face_1>']), np.ones(4))
+    with pytest.raises(sqlite3.IntegrityError):
+        s.db.execute("INSERT INTO semantic_faces(entry_id, face_id) VALUES(999, '<face_2>')")
+    s.delete_entries(KIND_SEMANTIC, [eid])
+    assert s.db.execute('SELECT count(*) FROM semantic_faces').fetchone()[0] == 0  # cascaded
+    s.close()
+
+
+def test_store_migrates_old_file_and_refuses_newer(tmp_path):
+    path = tmp_path / 'old.db'
+    db = sqlite3.connect(path)
+    db.executescript(MIGRATIONS[0])
+    db.execute("INSERT INTO semantic(start, end, content, norm) VALUES(1, 2, 'kept across the upgrade', 'x')")
+    db.execute('PRAGMA user_version=1')
+    db.commit()
+    db.close()
+    s = Store(path)
+    assert s.version == SCHEMA_VERSION
+    (e,) = s.all_entries(KIND_SEMANTIC)
+    assert e.content == 'kept across the upgrade' and e.mentions == 1
+    s.db.execute(f'PRAGMA user_version={SCHEMA_VERSION + 1}')
+    s.close()
+    with pytest.raises(StoreError, match='newer'):
+        Store(path)
+    (tmp_path / 'junk.db').write_bytes(b'not a database' * 100)
+    with pytest.raises(StoreError):
+        Store(tmp_path / 'junk.db')
+
+
+def test_transaction_rolls_back(tmp_path):
+    s = Store(tmp_path / 'm.db')
+    with pytest.raises(RuntimeError):
+        with s.transaction():
+            s.enqueue(1, {'a': 1}, 0.0)
+            raise RuntimeError('crash inside')
+    assert s.pending_count() == 0
+
+
+# -- vectors --------------------------------------------------------------------------------------------------------
+def _unit(n, d, seed=0):
+    x = np.random.default_rng(seed).standard_normal((n, d)).astype(np.float32)
+    return x / np.linalg.norm(x, axis=1, keepdims=True)
+
+
+@pytest.mark.parametrize('threshold', [1000, 50])
+def test_index_search_remove_persist(tmp_path, threshold):
+    x = _unit(120, 16)
+    idx = vectors.VectorIndex(16, hnsw_threshold=threshold)
+    idx.add(np.arange(1, 121), x)
+    assert idx.kind == ('flat' if threshold > 120 else 'hnsw')
+    _, ids = idx.search(x[:5], 1)
+    assert list(ids[:, 0]) == [1, 2, 3, 4, 5]
+    assert idx.remove([1, 2, 999]) == 2
+    assert idx.ntotal == 118
+    _, ids = idx.search(x[:2], 10)
+    assert 1 not in ids and 2 not in ids
+    if idx.kind == 'hnsw':  # the removed vectors' bytes are overwritten, not only hidden
+        xb = idx.index.index.reconstruct_n(0, idx.index.ntotal)
+        assert not np.any(xb[:2])
+    path = tmp_path / 'v.faiss'
+    idx.save(path, {'max_id': 120})
+    loaded, side = vectors.load(path, idx)
+    assert side['max_id'] == 120 and loaded.ntotal == 118 and loaded.kind == idx.kind
+    _, ids = loaded.search(x[2:5], 1)
+    assert list(ids[:, 0]) == [3, 4, 5]
+    raw = bytearray(path.read_bytes())
+    raw[len(raw) // 2] ^= 0xFF
+    path.write_bytes(bytes(raw))
+    assert vectors.load(path, idx) is None  # corrupt: the owner rebuilds from SQLite
+
+
+def test_index_rejects_wrong_dimension():
+    idx = vectors.VectorIndex(8)
+    with pytest.raises(ValueError):
+        idx.add(np.arange(2), np.ones((2, 4)))
+    with pytest.raises(ValueError):
+        idx.search(np.ones((1, 4)), 3)
+
+
+# -- S_g merge tree ------------------------------------------------------------------------------------------------
+def _grow(k: int, n: int) -> tuple[MergeTree, list[int], list]:
+    tree = MergeTree(k)
+    next_id = 1
+    plans = []
+    for seg in range(1, n + 1):
+        tree.add_leaf(SgNode(next_id, 0, seg * 30.0, seg * 30.0 + 29, seg, seg, f'segment {seg}'))
+        next_id += 1
+        while (plan := tree.next_merge()) is not None:
+            newest = tree.levels[plan.level][-1]
+            assert newest.id not in [c.id for c in plan.children], 'a merge took the newest node of its level'
+            plans.append(plan)
+            tree.apply(plan, tree.merged(plan, next_id, ' '.join(c.text for c in plan.children)[:80]))
+            next_id += 1
+    return tree, list(range(1, n + 1)), plans
+
+
+@settings(max_examples=60, deadline=None)
+@given(k=st.integers(2, 10), n=st.integers(0, 700))
+def test_merge_invariants(k, n):
+    tree, segments, plans = _grow(k, n)
+    check_invariants(tree, segments)  # at most k per level; spans tile every segment, no overlap
+    for plan in plans:
+        assert len(plan.children) == k
+    depth = tree.depth()
+    if n:
+        # levels grow as log_k(n): level d first appears after about k^(d-1) segments
+        assert k ** (depth - 1) <= n + 1
+        assert depth >= math.floor(math.log(n, k)) if n > 1 else depth == 1
+        assert len(tree.nodes()) <= k * depth
+    nodes = tree.nodes()
+    assert [n_.first_segment for n_ in nodes] == sorted(n_.first_segment for n_ in nodes)  # oldest summary first
+
+
+def test_merge_plan_goes_stale_and_render_budget():
+    tree, _, _ = _grow(3, 3)
+    tree.add_leaf(SgNode(100, 0, 1e6, 1e6 + 1, 4, 4, 'x' * 400))
+    plan = tree.next_merge()
+    assert plan is not None and tree.is_current(plan)
+    tree.apply(plan, tree.merged(plan, 101, 'merged'))
+    assert not tree.is_current(plan)
+    with pytest.raises(ValueError):
+        tree.apply(plan, tree.merged(plan, 102, 'again'))
+    script, tokens, over = tree.render(40, UTC)
+    assert over and 0 < tokens <= 40 and 'merged' not in script and script.endswith('xxxx')
+    full, full_tokens, over_full = tree.render(10_000, UTC)
+    assert not over_full and full.splitlines()[0].startswith('L1 [') and full_tokens > tokens
+
+
+# -- summaries -----------------------------------------------------------------------------------------------------
+def test_extractive_summary_is_bounded_deterministic_and_labelled():
+    texts = [f'saw a red ball in the kitchen; heard "item {i} is on the table"' for i in range(8)]
+    s1 = ExtractiveSummarizer().merge(texts, 30)
+    s2 = ExtractiveSummarizer().merge(list(texts), 30)
+    assert s1 == s2 and s1.producer == EXTRACTIVE
+    assert approx_tokens(s1.text) <= 30 + 8 and 'red ball' in s1.text
+    upd = ExtractiveSummarizer().profile('<face_2>', ['heard "my name is Bob and I like jazz"',
+                                                      'heard "I work as a nurse."'], Profile('<face_2>'), 40)
+    assert upd.name == 'Bob' and 'jazz' in upd.attributes['preferences']
+    assert upd.attributes['occupation'] == 'nurse' and upd.producer == EXTRACTIVE
+
+
+# -- time intents ----------------------------------------------------------------------------------------------------
+NOW = dt.datetime(2026, 3, 2, 14, 0, tzinfo=UTC).timestamp()
+
+
+@pytest.mark.parametrize('text,due,task', [
+    ('Remind me to take the medicine in three minutes', (2, 14, 3), 'take the medicine'),
+    ('remind me to call mom at 5 pm', (2, 17, 0), 'call mom'),
+    ('Please remind me to water the plants tomorrow morning', (3, 9, 0), 'water the plants'),
+    ('remind me in 2 hours to stop the oven', (2, 16, 0), 'stop the oven'),
+    ('remind me to eat at noon', (3, 12, 0), 'eat'),
+    ('remind me to jog tomorrow at 7 am', (3, 7, 0), 'jog'),
+    ('remind me about the meeting in half an hour', (2, 14, 30), 'the meeting'),
+    ('remind me to leave in twenty-five minutes', (2, 14, 25), 'leave'),
+    ('in ten minutes remind me to check the tea', (2, 14, 10), 'check the tea'),
+    ('remind me to call Ann at 9 tonight', (2, 21, 0), 'call Ann'),
+])
+def test_time_intents(text, due, task):
+    intent = parse_time_intent(text, NOW, UTC)
+    assert intent is not None
+    got = dt.datetime.fromtimestamp(intent.due, UTC)
+    assert (got.day, got.hour, got.minute) == due
+    assert intent.text == task
+
+
+def test_no_time_intent():
+    assert parse_time_intent('what time is it?', NOW, UTC) is None
+    assert parse_time_intent('remind me to do it', NOW, UTC) is None
