@@ -8,6 +8,7 @@ from setuptools import find_packages, setup
 NODES = {
     'perception_node': 'lightomni_ros.nodes.perception:main',
     'consolidation_node': 'lightomni_ros.nodes.consolidation:main',
+    'reflex_node': 'lightomni_ros.nodes.reflex:main',
 }
 
 setup(

@@ -33,12 +33,35 @@ def lora_config(cfg: AdapterConfig, init_lora_weights: bool = True):  # -> peft.
                       bias='none', task_type='CAUSAL_LM', init_lora_weights=init_lora_weights)
 
 
+def project_models_dirs(models_dir: str | pathlib.Path | None) -> list[pathlib.Path]:
+    """Where trained weights are looked up: models_dir first, then the package's own models/ folder."""
+    out = [pathlib.Path(models_dir).expanduser()] if models_dir else []
+    try:
+        from ament_index_python.packages import get_package_share_directory
+
+        out.append(pathlib.Path(get_package_share_directory('lightomni_ros')) / 'models')
+    except Exception:  # noqa: BLE001 - not installed through ament: the source tree's folder
+        pass
+    out.append(pathlib.Path(__file__).resolve().parents[3] / 'models')
+    return list(dict.fromkeys(out))
+
+
+def find_trained(name: str, models_dir: str | pathlib.Path | None, marker: str = '') -> pathlib.Path | None:
+    """First existing ``name`` (absolute, or under :func:`project_models_dirs`); ``marker`` must exist inside it."""
+    p = pathlib.Path(name).expanduser()
+    cands = [p] if p.is_absolute() else [d / p for d in project_models_dirs(models_dir)]
+    for c in cands:
+        if (c / marker).exists() if marker else c.exists():
+            return c
+    return None
+
+
 def adapter_dir(cfg: AdapterConfig, models_dir: str | pathlib.Path | None) -> pathlib.Path | None:
-    """Folder holding the adapters (absolute ``directory``, or inside models_dir)."""
-    d = pathlib.Path(cfg.directory).expanduser()
-    if d.is_absolute():
-        return d
-    return pathlib.Path(models_dir) / d if models_dir else None
+    """Folder holding the adapters (absolute ``directory``, or inside models_dir / the package's models/)."""
+    for d in [find_trained(cfg.directory, models_dir, f'{n}/adapter_config.json') for n in ADAPTERS]:
+        if d is not None:
+            return d
+    return None
 
 
 class AdapterSet:

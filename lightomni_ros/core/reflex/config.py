@@ -41,9 +41,9 @@ class BackboneConfig:
 class AdapterConfig:
     """The three LoRA adapters (memory, generation, reaction) on the one backbone (paper 3.3, C.1)."""
 
-    directory: str = param('adapters', 'Folder (inside models_dir, or absolute) holding one peft adapter folder per '
-                                       'name (memory/, generation/, reaction/); an absent adapter means the base '
-                                       'model serves that role.')
+    directory: str = param('adapters', 'Folder (absolute, or inside models_dir, then the package models/) '
+                                       'holding one peft adapter folder per name (memory/, generation/, '
+                                       'reaction/); an absent adapter means the base model serves that role.')
     rank: int = param(64, 'LoRA rank r for adapters created here (training).', min=1)
     alpha: int = param(128, 'LoRA alpha for adapters created here.', min=1)
     dropout: float = param(0.05, 'LoRA dropout for adapters created here.', min=0.0, max=1.0)
@@ -55,9 +55,9 @@ class LatentConfig:
 
     soft_prompts: int = param(8, 'Number N of learnable soft-prompt vectors appended after [S_g, I^t]; the first '
                                  'half is pooled into h_act, the second half into h_ret.', min=2)
-    heads_file: str = param('reflex_heads.safetensors', 'Soft prompts + heads (inside models_dir, or absolute); '
-                                                        'when absent the heads are randomly initialised (UNTRAINED) '
-                                                        'and diagnostics say so.')
+    heads_file: str = param('reflex_heads.safetensors', 'Soft prompts + heads (absolute, or inside models_dir, '
+                                                        'then the package models/); when absent the heads are '
+                                                        'randomly initialised (UNTRAINED) and diagnostics say so.')
     projection_hidden: int = param(1024, 'Hidden width of the MLP-ReLU-MLP projection head.', min=8)
     seed: int = param(0, 'Seed of the untrained heads (so every process draws the same ones).')
     speech_threshold: float = param(0.5, 'p_speech at or above which the robot speaks.', min=0.0, max=1.0)
@@ -96,8 +96,6 @@ class ExportConfig:
     backend: str = param('auto', 'Reflex-pass execution path: "auto" (measure the available ones, keep the '
                                  'fastest), "torch", "onnxruntime" or "tensorrt".',
                          choices=['auto', 'torch', 'onnxruntime', 'tensorrt'])
-    onnx_length: int = param(512, 'Fixed sequence length the ONNX reflex pass is exported for (inputs are '
-                                  'left-padded or the oldest S_g tokens truncated to fit).', min=16)
 
 
 @dataclass

@@ -10,7 +10,6 @@ pass (memory adapter) that writes the Topic. A user pass pre-empts sleep-time wo
 from __future__ import annotations
 
 import logging
-import pathlib
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -20,7 +19,7 @@ import torch
 
 from ..models import ModelResolver
 from . import generation as gen
-from .adapters import AdapterSet
+from .adapters import AdapterSet, find_trained
 from .backbone import Backbone, Part, assemble, load_backbone
 from .cache import FeatureCache, PrefixCache, crop_to
 from .config import AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig
@@ -70,10 +69,8 @@ class ReflexEngine:
         lat = cfgs.latent
         self.heads = LatentHeads(self.backbone.hidden_size, self.embedder.dim, lat.soft_prompts,
                                  lat.projection_hidden, lat.seed).to(self.backbone.device).eval()
-        heads_path = pathlib.Path(lat.heads_file).expanduser()
-        if not heads_path.is_absolute() and resolver.models_dir is not None:
-            heads_path = resolver.models_dir / heads_path
-        if heads_path.is_absolute():
+        heads_path = find_trained(lat.heads_file, resolver.models_dir)
+        if heads_path is not None:
             self.heads.load(heads_path)
         self.memory = memory or NoMemory()
         self.features = FeatureCache(cfgs.cache.feature_entries, cfgs.cache.features)
@@ -248,8 +245,19 @@ class ReflexEngine:
         lat: dict[str, float] = {}
         notes = [] if self.heads.trained else ['heads untrained']
         self.preemption.request()
+        t_wait = time.perf_counter()
+        try:
+            return self._decide(seg, t_wait, lat, notes, speech_threshold, search_threshold, k_semantic,
+                                k_episodic, always_answer_questions)
+        finally:
+            self.preemption.release_one()
+
+    def _decide(self, seg: SegmentInput, t_wait: float, lat: dict[str, float], notes: list[str],
+                speech_threshold: float, search_threshold: float, k_semantic: int, k_episodic: int,
+                always_answer_questions: bool) -> Decision:
         with self.adapters.lock:
-            lat['preemption_wait'] = self.preemption.granted()
+            lat['preemption_wait'] = (time.perf_counter() - t_wait) * 1000
+            self.preemption.record(lat['preemption_wait'])
             t0 = time.perf_counter()
             out = self.reflex_pass(seg)
             lat['reflex'] = (time.perf_counter() - t0) * 1000

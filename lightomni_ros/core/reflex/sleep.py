@@ -15,7 +15,6 @@ import json
 import logging
 import re
 import threading
-import time
 from typing import Any
 
 from .types import SegmentInput, TopicOut
@@ -174,28 +173,26 @@ class SleepQueue:
 
 
 class Preemption:
-    """A user request (segment) pre-empts sleep-time work between model calls; the delay is measured."""
+    """A user request (segment) pre-empts sleep-time work between model calls; the wait is measured."""
 
     def __init__(self) -> None:
         self._waiting = 0
         self._lock = threading.Lock()
-        self.requested_at = 0.0
         self.delays_ms: collections.deque[float] = collections.deque(maxlen=256)
 
     def request(self) -> None:
-        """A user pass wants the model."""
+        """A user pass wants the model (sleep-time work yields at its next model-call boundary)."""
         with self._lock:
-            if self._waiting == 0:
-                self.requested_at = time.perf_counter()
             self._waiting += 1
 
-    def granted(self) -> float:
-        """The user pass got the model; return the wait in ms."""
+    def release_one(self) -> None:
+        """One user request is done."""
         with self._lock:
             self._waiting = max(0, self._waiting - 1)
-            ms = (time.perf_counter() - self.requested_at) * 1000.0
+
+    def record(self, ms: float) -> None:
+        """Time a user pass waited for the model."""
         self.delays_ms.append(ms)
-        return ms
 
     def pending(self) -> bool:
         """Whether sleep-time work should yield now."""

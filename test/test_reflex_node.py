@@ -1,0 +1,85 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Multi-process: consolidation node + reflex node (real SmolLM2); Segment in -> Action out, Topics reach memory."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from builtin_interfaces.msg import Time
+
+from harness import wait_for
+from lightomni_ros.launch_runner.lifecycle import LifecycleClient
+from lightomni_ros.msg import Action, FaceObservation, Reminder, Segment, Topic
+from lightomni_ros.nodes.common import RELIABLE_QOS
+from lightomni_ros.srv import QueryMemory, Summarize
+
+NS = '/lightomni'
+pytestmark = pytest.mark.timeout(240)
+
+
+def _now(ros) -> Time:
+    return ros.node.get_clock().now().to_msg()
+
+
+def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
+    ros_args = ['--ros-args', '-r', f'__ns:={NS}', '--log-level', 'info']
+    cons = spawn.python('-m', 'lightomni_ros.nodes.consolidation', *ros_args, '-r', '__node:=consolidation',
+                        '-p', f'memory.memory_dir:={tmp_path / "mem"}', name='consolidation')
+    reflex = spawn.python('-m', 'lightomni_ros.nodes.reflex', *ros_args, '-r', '__node:=reflex',
+                          '-p', 'export.backend:=torch', '-p', 'backbone.max_new_tokens:=6',
+                          '-p', 'backbone.memory_max_new_tokens:=8', '-p', 'sleep_idle_s:=0.1',
+                          '-p', 'backbone.threads:=1', name='reflex')
+    actions = ros.collect(Action, f'{NS}/actions', RELIABLE_QOS)
+    topics = ros.collect(Topic, f'{NS}/topics', RELIABLE_QOS)
+    pub = ros.node.create_publisher(Segment, f'{NS}/segments', RELIABLE_QOS)
+    due = ros.node.create_publisher(Reminder, f'{NS}/reminders/due', RELIABLE_QOS)
+    with LifecycleClient(domain_id) as lc:
+        for fqn, child in ((f'{NS}/consolidation', cons), (f'{NS}/reflex', reflex)):
+            ok, why = lc.change_state(fqn, 'configure', timeout=150)
+            assert ok, f'{fqn} configure: {why}\n{child.output[-3000:]}'
+            ok, why = lc.change_state(fqn, 'activate', timeout=30)
+            assert ok, f'{fqn} activate: {why}\n{child.output[-3000:]}'
+    wait_for(lambda: pub.get_subscription_count() > 0, 20, what='reflex subscribed to segments')
+
+    seg = Segment(segment_id=41, trigger=Segment.TRIGGER_END_OF_SPEECH,
+                  transcript='Remember that my sister Lena lives in Porto. What is her name?',
+                  faces=[FaceObservation(face_id='<face_1>')], visual_tags=['living room'])
+    seg.start = seg.end = seg.speech_end = _now(ros)
+    pub.publish(seg)
+    wait_for(lambda: any(a.segment_id == 41 for a in actions), 120,
+             what=f'an Action for segment 41\n{reflex.output[-3000:]}')
+    a = next(a for a in actions if a.segment_id == 41)
+    assert a.source == Action.SOURCE_SEGMENT and a.speak and a.search and a.response.strip()
+    assert 0.0 <= a.p_speech <= 1.0 and 0.0 <= a.p_search <= 1.0
+    assert a.backend.startswith('torch')
+    stages = {s.stage: s.ms for s in a.latency}
+    assert {'reflex', 'retrieval', 'generation', 'eos_to_action'} <= set(stages), stages
+
+    # sleep time: the memory pass writes a Topic that the consolidation node stores
+    wait_for(lambda: any(t.segment_id == 41 for t in topics), 120, what=f'Topic 41\n{reflex.output[-3000:]}')
+    t = next(t for t in topics if t.segment_id == 41)
+    assert t.producer in ('memory-adapter', 'fallback-parser')
+    assert 'my sister Lena lives in Porto' in ' '.join(t.remembered + t.semantic)
+
+    def stored():
+        r = ros.call(QueryMemory, f'{NS}/query_memory', QueryMemory.Request(query_text='Where does Lena live?'))
+        return r.success and any(e.source_segment == 41 for e in list(r.semantic) + list(r.episodic))
+    wait_for(stored, 30, interval=0.5, what='the Topic stored by the consolidation node')
+
+    # proactive reminder -> speech
+    due.publish(Reminder(id=5, text='take the medicine', status=Reminder.STATUS_FIRED))
+    wait_for(lambda: any(a.source == Action.SOURCE_REMINDER for a in actions), 30, what='reminder action')
+    r = next(a for a in actions if a.source == Action.SOURCE_REMINDER)
+    assert r.speak and 'take the medicine' in r.response
+
+    # the Summarize service the consolidation node uses for merges
+    resp = ros.call(Summarize, f'{NS}/summarize',
+                    Summarize.Request(mode=Summarize.Request.MODE_MERGE, texts=['Ana came home.', 'Ana slept.'],
+                                      max_tokens=6), timeout=60)
+    assert resp.success and resp.summary and resp.producer in ('memory-adapter', 'extractive')
+    assert reflex.proc.poll() is None and cons.proc.poll() is None
+    t0 = time.monotonic()
+    assert reflex.stop() == 0 and cons.stop() == 0, reflex.output[-2000:]
+    assert time.monotonic() - t0 < 30
