@@ -105,6 +105,8 @@ def test_scoring_of_published_outputs() -> None:
         'probes': [
         {'id': 'q_ok', 'kind': 'question', 'start': 7.0, 'speech_end': 8.0, 'expect': ['Ann'], 'expect_any': [],
          'memory': 'profile', 'timeout': 5.0},
+        {'id': 'q_first', 'kind': 'question', 'start': 10.0, 'speech_end': 10.5, 'expect': ['y'], 'expect_any': [],
+         'memory': '', 'timeout': 5.0},   # its window is cut at the next question (14 s): 15.5 s answers q_mem
         {'id': 'q_mem', 'kind': 'question', 'start': 14.0, 'speech_end': 15.0, 'expect': [], 'expect_any': ['x', 'y'],
          'memory': 'semantic', 'timeout': 5.0},
         {'id': 'q_none', 'kind': 'question', 'start': 20.0, 'speech_end': 21.0, 'expect': ['z'], 'expect_any': [],
@@ -137,10 +139,11 @@ def test_scoring_of_published_outputs() -> None:
     assert by['q_ok']['passed'] and by['q_ok']['latency_s'] == pytest.approx(0.3, abs=1e-6)  # 0.6 s / rate 2
     assert not by['q_mem']['passed'] and by['q_mem']['keywords_ok'] and not by['q_mem']['memory_ok']
     assert not by['q_none']['passed'] and 'no spoken answer within 2 s' in by['q_none']['detail']
+    assert not by['q_first']['passed'] and by['q_mem']['answer'] == 'It is y.'
     assert by['diff']['passed'] and by['diff']['face'] == '<face_2>'
     assert by['rem_ok']['passed'] and by['rem_ok']['timing_error_s'] == pytest.approx(1.0, abs=1e-6)
     assert not by['rem_late']['passed'] and '47.0' in by['rem_late']['detail']
-    assert res['summary']['passed'] == 3 and res['summary']['total'] == 6
+    assert res['summary']['passed'] == 3 and res['summary']['total'] == 7
     assert res['wer']['items'][0]['wer'] == pytest.approx(0.25) and res['wer']['items'][1]['wer'] == 0.0
     assert res['summary']['wer'] == pytest.approx(1 / 6, abs=1e-3)
     assert res['summary']['identity_consistency'] == 1.0

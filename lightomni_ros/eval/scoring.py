@@ -168,10 +168,12 @@ def score(gt: dict[str, Any], outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
     used: set[int] = set()
     probes = []
     latencies = []
+    starts = sorted(p['start'] for p in gt['probes'] if p['kind'] == 'question')
     for p in gt['probes']:
         row: dict[str, Any] = {'id': p['id'], 'kind': p['kind']}
         if p['kind'] == 'question':
-            row.update(_score_question(p, spoken, used, tb))
+            following = [s for s in starts if s > p['start']]
+            row.update(_score_question(p, spoken, used, tb, following[0] if following else None))
             if row.get('latency_s') is not None:
                 latencies.append({'t': p['speech_end'], 'latency_s': row['latency_s'], 'probe': p['id']})
         elif p['kind'] == 'identity':
@@ -214,10 +216,13 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 def _score_question(p: dict[str, Any], spoken: list[dict[str, Any]], used: set[int], tb: TimeBase,
-                    ) -> dict[str, Any]:
+                    next_question: float | None = None) -> dict[str, Any]:
     q_end_wall = tb.wall_of_scenario(p['speech_end'])
     q_start_wall = tb.wall_of_scenario(p['start'])
+    # `timeout` is wall-clock time; an answer after the next question starts belongs to that one
     limit = q_end_wall + int(p['timeout'] * 1e9)
+    if next_question is not None:
+        limit = min(limit, tb.wall_of_scenario(next_question))
     for i, s in enumerate(spoken):
         if i in used or s['source'] == 'reminder' or not q_start_wall <= s['wall_ns'] <= limit:
             continue
