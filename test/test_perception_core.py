@@ -343,12 +343,15 @@ def test_segmenter_rules() -> None:
     assert seg.tick(70.0) is None                           # no time-out while someone speaks
     seg.add_keyframe(_kf(39.0))
     seg.add_keyframe(_kf(41.0))                             # after the end of speech: next segment
+    seg.add_faces([FaceSeen('<face_1>', 1, (0, 0, 9, 9), 0.9, 0.1, 38.0)])
+    seg.add_faces([FaceSeen('<face_1>', 1, (0, 0, 9, 9), 0.9, 0.1, 41.0)])
     out = seg.speech_ended(34.8, 40.0)
     assert out.trigger == END_OF_SPEECH and out.speech_end == 40.0 and abs(out.speech_duration - 5.2) < 1e-9
     assert [k.stamp for k in out.keyframes] == [39.0] and out.start == 30.0
+    assert [f.stamp for f in out.faces] == [38.0]           # the observation inside the segment
     out = seg.typed(42.0, 'what time is it')
     assert out.trigger == TYPED_TEXT and out.typed_text == 'what time is it'
-    assert [k.stamp for k in out.keyframes] == [41.0]
+    assert [k.stamp for k in out.keyframes] == [41.0] and [f.stamp for f in out.faces] == [41.0]
     assert out.segment_id == 9
 
 

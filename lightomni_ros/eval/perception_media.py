@@ -178,6 +178,9 @@ def feed(argv: list[str]) -> int:
     time.sleep(0.5)
     size = tuple(int(v) for v in args.size.split('x')) if args.size else None
     still = load_image(media / args.still) if args.still else np.full((480, 640, 3), 90, np.uint8)
+    if max(still.shape[:2]) > 640:       # a camera-sized view of the photo (aspect ratio kept)
+        f = 640 / max(still.shape[:2])
+        still = cv2.resize(still, (round(still.shape[1] * f), round(still.shape[0] * f)), interpolation=cv2.INTER_AREA)
     t_wall0 = time.monotonic()
     t_stamp0 = time.time()
     clock = [0.0]          # seconds since start (stream time)

@@ -119,7 +119,7 @@ class Segmenter:
         self.start: float | None = None
         self.speech_active = False
         self._keyframes: list[KeyframeData] = []
-        self._faces: dict[str, FaceSeen] = {}
+        self._faces: dict[int, list[FaceSeen]] = {}     # track id -> recent observations, oldest first
         self._hints: dict[str, int] = {}
 
     def _open(self, t: float) -> None:
@@ -141,12 +141,13 @@ class Segmenter:
         with self._lock:
             for f in faces:
                 self._open(f.stamp)
-                self._faces[f.track_id] = f
+                # A few recent observations per track: the segment may close at a time before the latest one.
+                self._faces[f.track_id] = (self._faces.get(f.track_id, []) + [f])[-8:]
 
     def forget_face(self, face_id: str) -> None:
         """Remove a forgotten identity from the open segment."""
         with self._lock:
-            self._faces = {k: f for k, f in self._faces.items() if f.face_id != face_id}
+            self._faces = {k: [f for f in obs if f.face_id != face_id] for k, obs in self._faces.items()}
 
     def speech_started(self, t: float) -> None:
         """VAD found the start of speech at ``t``."""
@@ -195,7 +196,8 @@ class Segmenter:
         after = [k for k in self._keyframes if k.stamp > end]
         faces, ids = [], set()
         # Latest first; one entry per identity; unconfirmed tracks (empty face_id) listed too.
-        for f in sorted((f for f in self._faces.values() if f.stamp <= end), key=lambda f: -f.stamp):
+        latest = [[f for f in obs if f.stamp <= end][-1:] for obs in self._faces.values()]
+        for f in sorted((obs[0] for obs in latest if obs), key=lambda f: -f.stamp):
             if f.face_id and f.face_id in ids:
                 continue
             ids.add(f.face_id)
@@ -207,7 +209,8 @@ class Segmenter:
         self.next_id += 1
         self.start = end
         self._keyframes = after
-        self._faces = {k: f for k, f in self._faces.items() if f.stamp > end}
+        self._faces = {k: [f for f in obs if f.stamp > end] for k, obs in self._faces.items()}
+        self._faces = {k: obs for k, obs in self._faces.items() if obs}
         self._hints = {}
         for k in after:
             for h in k.hints:

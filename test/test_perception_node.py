@@ -1,0 +1,212 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The perception node across processes: real clips streamed by another process -> Segments; bad input -> WARNs."""
+
+from __future__ import annotations
+
+import array
+import pathlib
+import time
+
+import numpy as np
+import pytest
+import soundfile as sf
+import yaml
+from diagnostic_msgs.msg import DiagnosticArray
+from harness import REPO, process_alive, wait_for
+from sensor_msgs.msg import Image
+from std_msgs.msg import String
+
+from lightomni_ros.core.perception.frames import decode_compressed
+from lightomni_ros.eval.perception_media import SPEECH, load_image, media_dir, word_errors
+from lightomni_ros.launch_runner.lifecycle import LifecycleClient
+from lightomni_ros.msg import AudioStamped, FaceGallery, FaceIdentity, Segment
+from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS
+
+MEDIA = media_dir()
+pytestmark = [
+    pytest.mark.skipif(MEDIA is None, reason='development media not found: set LIGHTOMNI_MEDIA or put shared/media '
+                                             'beside the checkout (see docs/CONTRIBUTING.md)'),
+    pytest.mark.timeout(240),
+]
+NS = '/lightomni'
+NODE = f'{NS}/perception'
+
+
+def params_file(tmp: pathlib.Path, **overrides: object) -> pathlib.Path:
+    """config/perception.yaml with test-local state, audio folder and the given dotted overrides."""
+    data = yaml.safe_load((REPO / 'config' / 'perception.yaml').read_text())
+    params = data['/**']['ros__parameters']
+    params['state_file'] = str(tmp / 'state.json')
+    params['segments']['audio_dir'] = str(tmp / 'audio')
+    params['gallery_timeout_s'] = 0.5
+    for key, value in overrides.items():
+        node = params
+        *parents, leaf = key.split('.')
+        for p in parents:
+            node = node[p]
+        node[leaf] = value
+    path = tmp / 'perception.yaml'
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def start_node(spawn, domain_id: int, tmp: pathlib.Path, **overrides: object):
+    """Spawn the node, configure and activate it."""
+    child = spawn.python('-m', 'lightomni_ros.nodes.perception', '--ros-args', '-r', f'__ns:={NS}',
+                         '--params-file', str(params_file(tmp, **overrides)), name='perception')
+    with LifecycleClient(domain_id) as lc:
+        ok, why = lc.change_state(NODE, 'configure', timeout=120)
+        assert ok, f'configure failed: {why}\n{child.output[-3000:]}'
+        ok, why = lc.change_state(NODE, 'activate', timeout=30)
+        assert ok, f'activate failed: {why}\n{child.output[-3000:]}'
+    return child
+
+
+def feed(spawn, *args: str):
+    """Stream clips from another process (real time); return the child."""
+    return spawn.python('-m', 'lightomni_ros.eval.perception_media', 'feed', '--namespace', NS, *args, name='feeder')
+
+
+def test_clip_stream_gives_segments_and_typed_text_closes_one(spawn, ros, domain_id: int) -> None:
+    segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
+    idents = ros.collect(FaceIdentity, f'{NS}/faces/identity', RELIABLE_QOS)
+    node = start_node(spawn, domain_id, spawn.tmp)
+    clip = 'video/grid/lrwp9a.mpg'
+    feeder = feed(spawn, clip, '--gap-s', '1.0')
+    wait_for(lambda: feeder.proc.poll() is not None, 60, what='the feeder to finish')
+    assert feeder.proc.returncode == 0, feeder.output
+    speech = wait_for(lambda: [s for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH], 30,
+                      what='an end-of-speech segment')
+    assert len(speech) == 1, [(s.trigger, s.transcript) for s in segs]
+    seg = speech[0]
+    errors, n = word_errors(SPEECH[clip], seg.transcript)
+    assert errors <= 1, seg.transcript
+    dur = (seg.end.sec - seg.start.sec) + (seg.end.nanosec - seg.start.nanosec) * 1e-9
+    assert seg.words and all(0 <= w.start <= w.end <= dur + 0.05 for w in seg.words)
+    assert seg.language == 'en' and 1.0 < seg.speech_duration < 3.2
+    assert (seg.speech_end.sec, seg.speech_end.nanosec) == (seg.end.sec, seg.end.nanosec)
+    assert seg.keyframes and decode_compressed('jpeg', bytes(seg.keyframes[0].image.data)).shape[2] == 3
+    assert len(seg.keyframes[0].feature) == 1280 and seg.keyframes[0].sharpness > 0
+    # The talker got one identity, reported once to the consolidation node with embedding and avatar.
+    ids = {f.face_id for f in seg.faces if f.face_id}
+    assert len(ids) == 1, seg.faces
+    news = [i for i in idents if i.op == FaceIdentity.OP_NEW]
+    assert [i.face_id for i in news] == list(ids) and len(news[0].embedding) == 128 and len(news[0].avatar.data)
+    wav = pathlib.Path(seg.audio_uri.removeprefix('file://'))
+    info = sf.info(str(wav))
+    assert info.samplerate == 16000 and info.channels == 1 and abs(info.duration - seg.speech_duration) < 0.05
+
+    pub = ros.node.create_publisher(String, f'{NS}/text_input', RELIABLE_QOS)
+    pub.publish(String(data='what did he just say?'))
+    typed = wait_for(lambda: [s for s in segs if s.trigger == Segment.TRIGGER_TYPED_TEXT], 10, what='typed segment')
+    assert typed[0].typed_text == 'what did he just say?' and typed[0].segment_id > seg.segment_id
+    assert process_alive(node.proc.pid)
+
+
+def _audio(fmt: str, ch: int, rate: int, data: bytes, coding: str = 'wave', t: float = 0.0) -> AudioStamped:
+    m = AudioStamped()
+    m.header.stamp.sec = int(1000 + t)
+    m.info.sample_format, m.info.channels, m.info.sample_rate, m.info.coding_format = fmt, ch, rate, coding
+    m.data = array.array('B', data)
+    return m
+
+
+def _image(enc: str, w: int, h: int, step: int, data: bytes, t: float) -> Image:
+    m = Image(encoding=enc, width=w, height=h, step=step)
+    m.header.stamp.sec = int(2000 + 10 * t)      # ten seconds apart: every frame is due for sampling
+    m.data = data
+    return m
+
+
+def test_bad_input_is_rejected_with_named_warnings_and_the_node_keeps_running(spawn, ros, domain_id: int) -> None:
+    diags = ros.collect(DiagnosticArray, '/diagnostics', 50)
+    segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
+    node = start_node(spawn, domain_id, spawn.tmp, warn_hold_s=60.0)
+    pa = ros.node.create_publisher(AudioStamped, f'{NS}/audio', 50)
+    pi = ros.node.create_publisher(Image, f'{NS}/camera/image_raw', 10)
+    wait_for(lambda: pa.get_subscription_count() and pi.get_subscription_count(), 10, what='node subscriptions')
+    time.sleep(0.5)
+    good = np.zeros(320, '<i2').tobytes()
+    bad_audio = {
+        'audio_coding': _audio('S16LE', 1, 16000, good, coding='mp3'),
+        'audio_format': _audio('U8', 1, 16000, good),
+        'audio_rate': _audio('S16LE', 1, 5, good),
+        'audio_truncated': _audio('S16LE', 2, 16000, good[:-2]),
+        'audio_empty': _audio('S16LE', 1, 16000, b''),
+        'audio_nan': _audio('F32LE', 1, 16000, np.full(160, np.nan, '<f4').tobytes()),
+    }
+    bad_images = {
+        'image_encoding': _image('yuv422_yuy2', 4, 4, 8, b'\x00' * 32, 1),
+        'image_step': _image('rgb8', 4, 4, 4, b'\x00' * 16, 2),
+        'image_data_size': _image('rgb8', 64, 48, 192, b'\x00' * 1000, 3),
+        'image_empty': _image('rgb8', 64, 48, 192, b'', 4),
+    }
+    for i, m in enumerate(bad_audio.values()):
+        pa.publish(m)
+        time.sleep(0.05)
+    for m in bad_images.values():
+        pi.publish(m)
+        time.sleep(0.3)       # one frame at a time through the bounded frame queue
+
+    def warned() -> set[str]:
+        keys = set()
+        for arr in diags:
+            for st in arr.status:
+                if st.name.endswith('perception') and st.level == b'\x01':
+                    keys |= {k for k in list(bad_audio) + list(bad_images) if f'{k}:' in st.message}
+        return keys
+
+    wait_for(lambda: warned() == set(bad_audio) | set(bad_images), 15,
+             what=f'WARNs for every bad input (got {sorted(warned())})')
+    last = diags[-1].status[0]
+    values = {kv.key: kv.value for kv in last.values}
+    assert float(values['rejected.audio_rate']) >= 1 and 'absurd sample_rate 5 Hz' in last.message
+    assert process_alive(node.proc.pid)
+    # Still working: good audio and a typed instruction go through.
+    for k in range(50):
+        pa.publish(_audio('S16LE', 1, 16000, good, t=10 + k * 0.02))
+    pub = ros.node.create_publisher(String, f'{NS}/text_input', RELIABLE_QOS)
+    pub.publish(String(data='still there?'))
+    wait_for(lambda: [s for s in segs if s.typed_text == 'still there?'], 10, what='a segment after bad input')
+    n = len(diags)
+    wait_for(lambda: len(diags) > n + 1, 5, what='diagnostics to keep coming')
+
+
+def test_gallery_identity_is_matched_then_forgotten(spawn, ros, domain_id: int) -> None:
+    from lightomni_ros.core.perception.faces import FacesConfig, make_backend
+
+    import cv2
+
+    photo = 'faces/public_figures/barack_obama_1.jpg'
+    img = load_image(MEDIA / photo)
+    f = 640 / max(img.shape[:2])
+    img = cv2.resize(img, (round(img.shape[1] * f), round(img.shape[0] * f)), interpolation=cv2.INTER_AREA)
+    emb = make_backend(FacesConfig()).detect(load_image(MEDIA / 'faces/public_figures/barack_obama_2.jpg'))[0].embedding
+    gallery = ros.node.create_publisher(FaceGallery, f'{NS}/faces/gallery', LATCHED_QOS)
+    ident = FaceIdentity(op=FaceIdentity.OP_UPDATE, face_id='<face_7>', embedding=emb.tolist(),
+                         embedding_backend='dlib', observations=20)
+    gallery.publish(FaceGallery(version=1, identities=[ident]))
+    segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
+    idents = ros.collect(FaceIdentity, f'{NS}/faces/identity', RELIABLE_QOS)
+    start_node(spawn, domain_id, spawn.tmp)
+    clip = 'speech/ljspeech/LJ001-0002.wav'
+    feeder = feed(spawn, clip, '--still', photo, '--gap-s', '2.0', '--fps', '10')
+    seg = wait_for(lambda: [s for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH], 40,
+                   what='an end-of-speech segment')[0]
+    assert word_errors(SPEECH[clip], seg.transcript)[0] == 0, seg.transcript
+    assert {f.face_id for f in seg.faces} == {'<face_7>'}, (seg.faces, spawn.children[0].output[-3000:])
+    wait_for(lambda: feeder.proc.poll() is not None, 30, what='the feeder to finish')
+    assert not [i for i in idents if i.op == FaceIdentity.OP_NEW]
+    # The consolidation node forgets the person: perception drops it; the face seen again becomes a new id,
+    # numbered after every id it has seen (never reused).
+    forgotten = ros.node.create_publisher(FaceIdentity, f'{NS}/faces/forgotten', RELIABLE_QOS)
+    wait_for(lambda: forgotten.get_subscription_count(), 10, what='faces/forgotten subscriber')
+    forgotten.publish(FaceIdentity(op=FaceIdentity.OP_FORGET, face_id='<face_7>'))
+    time.sleep(0.5)
+    feeder = feed(spawn, clip, '--still', photo, '--gap-s', '2.0', '--fps', '10')
+    new = wait_for(lambda: [i for i in idents if i.op == FaceIdentity.OP_NEW], 40, what='a new identity')
+    assert new[0].face_id == '<face_8>'
+    later = wait_for(lambda: [s for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH][1:], 30,
+                     what='a second end-of-speech segment')
+    assert '<face_7>' not in {f.face_id for f in later[0].faces}
