@@ -20,6 +20,7 @@ VERBS = {
     'bench': 'lightomni_ros.eval.bench',
     'bag': 'lightomni_ros.eval.bag_cli',
     'replay': 'lightomni_ros.eval.replay',
+    'demo': 'lightomni_ros.eval.demo',
 }
 
 

@@ -7,7 +7,7 @@
   Action (source REMINDER) saying ``reminder: <text>``;
 - ``/camera/image_raw/compressed``: one FaceObservation ``<face_1>`` per frame (stamped with the frame's stamp);
 - ``/audio``: counted; /diagnostics reports ``queue_depth`` (chunks since the last text) every 0.5 s;
-- a GlobalState grows by one node per text.
+- a GlobalState grows by one node per text; a Topic per text (a "remember that ..." text is a remembered item).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ import sys
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from lightomni_ros.msg import Action, AudioStamped, FaceObservation, GlobalState, GlobalStateNode, Reminder, Segment
+from lightomni_ros.msg import (Action, AudioStamped, FaceObservation, GlobalState, GlobalStateNode, Reminder, Segment,
+                               Topic)
 from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -37,6 +38,7 @@ class Echo(Node):
         self.pub_rem = self.create_publisher(Reminder, 'reminders/due', RELIABLE_QOS)
         self.pub_face = self.create_publisher(FaceObservation, 'faces/detections', RELIABLE_QOS)
         self.pub_gs = self.create_publisher(GlobalState, 'global_state', LATCHED_QOS)
+        self.pub_topic = self.create_publisher(Topic, 'topics', RELIABLE_QOS)
         self.pub_diag = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_subscription(String, '/text_input', self.on_text, RELIABLE_QOS)
         self.create_subscription(AudioStamped, '/audio', self.on_audio, SENSOR_QOS)
@@ -60,6 +62,9 @@ class Echo(Node):
         self.gs.script_tokens = 10 * len(self.gs.nodes)
         self.pub_gs.publish(self.gs)
         self.audio = 0
+        remembered = [msg.data] if msg.data.lower().startswith('remember that') else []
+        self.pub_topic.publish(Topic(segment_id=self.seg_id, audio=msg.data, remembered=remembered,
+                                     response=act.response, producer='echo'))
         if 'remind me' in msg.data.lower():
             timer = None
 

@@ -38,7 +38,7 @@ timeline:
     image: {FACES}/barack_obama_1.jpg
     person: barack
   - id: hello
-    text: hello robot
+    text: Remember that the robot is called Echo.
     gap: 0.5
   - id: remind
     text: remind me to stretch
@@ -173,7 +173,10 @@ def _check_echo_replay(out: pathlib.Path, result: dict, bag: pathlib.Path) -> No
     assert {'/lightomni/actions', '/lightomni/segments', '/lightomni/reminders/due', '/lightomni/global_state',
             '/lightomni/faces/detections', '/diagnostics'} <= topics
     texts = [m.typed_text for topic, _, m in msgs if topic == '/lightomni/segments']
-    assert texts == ['hello robot', 'what is the capital of France', 'remind me to stretch', 'tell me something']
+    assert texts == ['Remember that the robot is called Echo.', 'what is the capital of France', 'remind me to stretch',
+                     'tell me something']
+    assert sc['memory']['remembered'] == ['Remember that the robot is called Echo.'] and sc['memory']['episodes'] == 4
+    assert sc['memory']['global_state_nodes'] == 4
     faces = [(tr, m) for topic, tr, m in msgs if topic == '/lightomni/faces/detections']
     assert len(faces) > 5
     for recv, m in faces:   # a frame's restamped stamp is within a few ms of the moment it was received
@@ -230,7 +233,8 @@ def test_replay_starts_the_graph_from_a_launch_file(
                      '--wait', '20'])
     printed = capsys.readouterr().out
     assert code == 1, printed
-    assert 'probe capital' in printed and '3/4 probes passed' in printed and 'robot: you said: hello robot' in printed
+    assert 'probe capital' in printed and '3/4 probes passed' in printed
+    assert 'robot: you said: Remember that the robot is called Echo.' in printed
     result = json.loads((out / replay.RESULT).read_text())
     assert result['graph_exit'] == 0 and result['graph_failed'] == []
     assert (pathlib.Path(result['launch_logs']) / 'replay_echo.log').read_text().count('echo ready') == 1
@@ -289,3 +293,20 @@ def test_replay_with_a_launch_file_that_cannot_start(tmp_path: pathlib.Path, ech
     assert code == 2
     assert "executable 'no_such_node' of package 'lightomni_replay_test' not found" in capsys.readouterr().out
     assert not (tmp_path / 'out' / replay.OUTPUT_BAG).exists()
+
+
+@pytest.mark.timeout(90)
+def test_demo_verb(spawn, domain_id: int, tmp_path: pathlib.Path, capsys: pytest.CaptureFixture) -> None:
+    """`lightomni demo` builds the bag, replays, prints speech, memory and verdicts; exits 1 on a failed probe."""
+    from lightomni_ros import cli
+
+    spawn.python(str(ECHO), name='echo')
+    path = tmp_path / 'echo.yaml'
+    path.write_text(SCENARIO)
+    code = cli.main(['demo', '--scenario', str(path), '-o', str(tmp_path / 'demo'), '--no-launch', '--linger', '1'])
+    printed = capsys.readouterr().out
+    assert code == 1, printed
+    assert 'What the robot said:' in printed and '[reminder]' in printed
+    assert '- Remember that the robot is called Echo.' in printed and 'FAIL  wrong' in printed
+    assert '3/4 probes passed' in printed and 'report: ' in printed
+    assert (tmp_path / 'demo' / 'echo_bag' / bagwriter.GROUNDTRUTH).is_file()

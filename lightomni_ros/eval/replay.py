@@ -414,6 +414,10 @@ def run(args: argparse.Namespace) -> int:
     if args.rate <= 0:
         print('error: --rate must be positive')
         return 2
+    # 640x480 frames exceed Fast DDS's 512 KB shared-memory segments and stall audio on the default transports
+    import os
+
+    os.environ.setdefault('FASTDDS_BUILTIN_TRANSPORTS', 'LARGE_DATA')
     from lightomni_ros.launch_runner.shim import LaunchError
 
     try:

@@ -90,6 +90,13 @@ def write_report(out: pathlib.Path, gt: dict[str, Any], result: dict[str, Any], 
         lines.append(f'| {p["id"]} | {p["kind"]} | {"PASS" if p["passed"] else "**FAIL**"} | {_cell(p["detail"])} |')
     lines += ['', '## What the robot said', '']
     lines += [f'- {x["t"]:.1f} s ({x["source"]}): {x["text"]}' for x in sc['spoken']] or ['(nothing)']
+    mem = sc.get('memory') or {}
+    if mem:
+        lines += ['', '## Memory built', '',
+                  f'{mem["episodes"]} episodes, {len(mem["semantic"])} facts, {len(mem["remembered"])} remembered '
+                  f'items, {len(mem["reminders"])} reminders; global state: {mem["global_state_nodes"]} nodes.', '']
+        lines += [f'- remembered: {x}' for x in mem['remembered']] + [f'- fact: {x}' for x in mem['semantic']]
+        lines += [f'- reminder: {x}' for x in mem['reminders']]
     if sc['wer']['items']:
         lines += ['', '## Transcripts', '', '| item | WER | reference | heard |', '|---|---|---|---|']
         lines += [f'| {w["item"]} | {w["wer"]} | {_cell(w["reference"])} | {_cell(w["hypothesis"])} |'

@@ -208,7 +208,23 @@ def score(gt: dict[str, Any], outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
             'spoken': [{k: v for k, v in s.items() if k not in ('wall_ns', 'speech_end_ns')} for s in spoken],
             'segments': [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items() if k != 'faces'}
                          | {'faces': sorted({f for f, _ in s['faces']})} for s in segments],
-            'global_state': _global_state_series(outputs, tb), 'queue_depth': _queue_series(outputs, tb)}
+            'global_state': _global_state_series(outputs, tb), 'queue_depth': _queue_series(outputs, tb),
+            'memory': _memory_built(outputs, tb)}
+
+
+def _memory_built(outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
+    """What the graph consolidated: Topic facts, pinned items, reminders, episodes, and the last global state."""
+    semantic, remembered, reminders, episodes = [], [], [], 0
+    for _, topic in outputs.get('topics'):
+        semantic += list(topic.semantic)
+        remembered += list(topic.remembered)
+        reminders += [r.text for r in topic.reminders]
+        episodes += bool(topic.visual or topic.audio or topic.response)
+    states = outputs.get('global_state')
+    last = states[-1][1] if states else None
+    return {'semantic': semantic, 'remembered': remembered, 'reminders': reminders, 'episodes': episodes,
+            'global_state_nodes': len(last.nodes) if last is not None else 0,
+            'global_state_script': last.script if last is not None else ''}
 
 
 def _pct(values: list[float], q: float) -> float | None:
