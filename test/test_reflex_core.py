@@ -151,3 +151,24 @@ def test_adapters_switch_and_base_returns(tmp_path):
     assert (a, g, m) == ('reaction', 'generation', 'base')
     assert not torch.allclose(r, base, atol=1e-3) and not torch.allclose(r, g_, atol=1e-3)
     assert torch.allclose(m_, base, atol=1e-5)
+
+
+def test_user_pass_preempts_sleep_work(engine):
+    import threading
+
+    seg = question(21)
+    result = {}
+
+    def sleeper():
+        result['topic'] = engine.memory_pass(seg, 'ok', stop=engine.preemption.pending, max_new_tokens=200)
+        result['t'] = __import__('time').perf_counter()
+
+    th = threading.Thread(target=sleeper)
+    th.start()
+    __import__('time').sleep(1.0)   # the memory pass is decoding now
+    d = engine.decide(question(22), 0.5, 0.5, 12, 4)
+    th.join(60)
+    assert result['topic'] is None, 'the memory pass must yield to the user pass'
+    # the wait is at most about one decode step of the memory pass, far below its whole run
+    assert d.latency_ms['preemption_wait'] < 1500, d.latency_ms
+    assert engine.preemption.delays_ms[-1] == d.latency_ms['preemption_wait']

@@ -1,0 +1,135 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Omni path on a tiny randomly initialised Qwen2.5-Omni thinker (TEST model) with the real Qwen2.5 tokenizer.
+
+Visual token pruning (exact counts and original positions), the feature cache across passes, the S_g prefix cache,
+and ONNX parity of the reflex pass (also for the real SmolLM2 text backbone).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from lightomni_ros.core.reflex import export
+from lightomni_ros.core.reflex.backbone import QWEN_SPECIAL_START, VISION_START
+from lightomni_ros.core.reflex.config import BackboneConfig, PruningConfig
+from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
+from lightomni_ros.core.reflex.pruning import anchor_indices, prune, salient_count
+from lightomni_ros.core.reflex.retrieval import TextEmbedder
+from lightomni_ros.core.reflex.types import SegmentInput
+
+SIZE = 224   # 8x8 = 64 visual tokens per frame keeps the test cheap; the bench uses 448 (256 tokens)
+
+
+@pytest.fixture(scope='module')
+def embedder():
+    return TextEmbedder()
+
+
+@pytest.fixture(scope='module')
+def omni(embedder):
+    cfgs = EngineConfigs(backbone=BackboneConfig(kind='omni', test_omni_hidden=128, test_omni_layers=2,
+                                                 max_new_tokens=3, memory_max_new_tokens=3, threads=2),
+                         pruning=PruningConfig(frame_size=SIZE, anchor_tokens=32, keep_fraction=0.25,
+                                               duplicate_cosine=0.9))
+    eng = ReflexEngine(cfgs, embedder=embedder)
+    eng.set_global_state(3, '[09:00--09:10] <face_2> watered the plants.')
+    return eng
+
+
+def frames(seed: int = 0) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    a = (rng.random((SIZE, SIZE, 3)) * 255).astype(np.uint8)
+    b = a.copy()
+    b[:4] = 0                     # near-duplicate of a
+    c = np.zeros_like(a)
+    c[::2, ::3] = 255             # a different scene
+    return [a, b, c]
+
+
+def seg(sid: int) -> SegmentInput:
+    return SegmentInput(sid, 0.0, 5.0, transcript='What am I holding?', face_ids=['<face_2>'], frames=frames())
+
+
+def test_tokenizer_is_real_qwen(omni):
+    tok = omni.backbone.tokenizer
+    assert tok.encode('Hello world') == [9707, 1879]          # Qwen2.5 ids
+    assert tok.encode('<|im_start|>') == [QWEN_SPECIAL_START + 1]
+    assert tok.encode('<|vision_bos|>') == [VISION_START]
+    assert omni.backbone.test_model and 'TEST' in omni.backbone.name
+
+
+def test_pruning_counts_and_positions(omni):
+    s = seg(1)
+    feats = omni.segment_features(s)
+    assert [t.shape[0] for t in feats['tokens']] == [64, 64, 64]
+    res = prune(feats['tokens'], omni.cfgs.pruning)
+    assert res.duplicate == [False, True, False]
+    assert [len(k) for k in res.keep] == [salient_count(64, 0.25), 32, salient_count(64, 0.25)] == [16, 32, 16]
+    assert np.array_equal(res.keep[1], anchor_indices(64, 32))
+    assert res.removed_frac == pytest.approx(1 - 64 / 192)
+    full = omni.backbone.segment_parts(s, feats)
+    pruned = omni.backbone.segment_parts(s, feats, res.keep)
+    for f, p, keep in zip(full[1:4], pruned[1:4], res.keep):
+        cols = np.concatenate([[0], keep + 1, [65]])
+        assert torch.equal(p.pos, f.pos[:, cols]), 'kept tokens keep their original M-RoPE positions'
+        assert torch.equal(p.embeds, f.embeds[cols])
+        assert p.extent == f.extent
+    # everything after the visual tokens is numbered as if nothing had been removed
+    assert torch.equal(pruned[-1].pos, full[-1].pos)
+    emb, pos, end = __import__('lightomni_ros.core.reflex.backbone', fromlist=['assemble']).assemble(pruned)
+    assert emb.shape[1] == sum(len(p) for p in pruned) and pos.shape == (3, emb.shape[1])
+
+
+def test_feature_cache_serves_second_and_third_pass(omni):
+    s = seg(2)
+    before = dict(omni.cache_stats())
+    omni.reflex_pass(s)
+    omni.respond(s, [], max_new_tokens=2)
+    topic = omni.memory_pass(s, '', max_new_tokens=2)
+    after = omni.cache_stats()
+    assert after['feature_misses'] - before['feature_misses'] == 1
+    assert after['feature_hits'] - before['feature_hits'] == 2
+    assert topic.producer == 'fallback-parser' and 'TEST' in topic.problem
+    hits = omni.prefixes.hits
+    omni.reflex_pass(seg(3))
+    assert omni.prefixes.hits == hits + 1, 'same S_g version and adapter: prefix KV reused'
+
+
+def test_prefix_cache_matches_full_pass(omni):
+    s = seg(4)
+    cached = omni.reflex_pass(s)
+    with torch.no_grad():
+        emb, pos = omni.full_sequence(s)
+        h = omni.backbone.decoder()(inputs_embeds=emb, position_ids=pos).last_hidden_state[0]
+        p, z = omni.heads(h[-omni.heads.n_prompts:])
+    assert abs(cached.p_speech - float(p[0])) < 1e-4
+    assert np.allclose(cached.z_ret, z.numpy(), atol=1e-4)
+
+
+@pytest.mark.parametrize('which', ['omni', 'text'])
+def test_onnx_parity(which, omni, embedder, tmp_path):
+    if which == 'omni':
+        eng, s = omni, seg(5)
+    else:
+        eng = ReflexEngine(EngineConfigs(backbone=BackboneConfig(threads=2)), embedder=embedder)
+        eng.set_global_state(1, '[10:00--10:05] <face_1> put the keys in the blue bowl.')
+        s = SegmentInput(6, 0, 5, transcript='Where are my keys?', face_ids=['<face_1>'])
+    path = export.export_onnx(eng, s, tmp_path / f'{which}.onnx')
+    runner = export.OnnxReflex(path)
+    assert runner.name == 'onnxruntime-cpu'
+    for probe in (s, SegmentInput(s.segment_id + 100, 0, 9, transcript='A different, longer sentence for a '
+                                  'different sequence length than the export.', frames=s.frames[:2])):
+        ref = eng.reflex_pass(probe)
+        emb, pos = eng.full_sequence(probe)
+        p, z = runner.run(emb, pos)
+        assert np.abs(p - np.array([ref.p_speech, ref.p_search])).max() < 1e-3
+        assert np.abs(z - ref.z_ret).max() < 1e-3
+    eng.accelerated = runner
+    try:
+        out = eng.reflex_pass(s)
+    finally:
+        eng.accelerated = None
+    assert out.backend == 'onnxruntime-cpu' and out.query.shape == (embedder.dim,)
