@@ -310,3 +310,23 @@ def test_demo_verb(spawn, domain_id: int, tmp_path: pathlib.Path, capsys: pytest
     assert '- Remember that the robot is called Echo.' in printed and 'FAIL  wrong' in printed
     assert '3/4 probes passed' in printed and 'report: ' in printed
     assert (tmp_path / 'demo' / 'echo_bag' / bagwriter.GROUNDTRUTH).is_file()
+
+
+@pytest.mark.timeout(60)
+def test_compressed_camera_is_decoded_for_a_raw_subscriber(ros, echo_bag: pathlib.Path,
+                                                           tmp_path: pathlib.Path) -> None:
+    """A graph that takes sensor_msgs/Image gets the bag's JPEG frames decoded, with their (restamped) headers.
+
+    The subscriber here is reliable while the camera was recorded best effort: the replay raises its QoS to match.
+    """
+    from sensor_msgs.msg import Image
+
+    got = ros.collect(Image, '/camera/image_raw', 50)
+    opts = replay.ReplayOptions(topics=['/camera/image_raw/compressed'], linger=0.5, wait_subscribers=10.0)
+    result = replay.run_replay(echo_bag, tmp_path / 'out', opts, launch_file=None)
+    n = bagwriter.load_ground_truth(echo_bag)['message_counts']['/camera/image_raw/compressed']
+    assert result['timing']['decompressed'] == ['/camera/image_raw'] and result['problems'] == []
+    assert result['timing']['qos_adapted'] == {'/camera/image_raw': 'reliable/volatile'}
+    wait_for(lambda: len(got) == n, 5.0, what=f'{n} decoded frames')
+    assert {(m.encoding, m.width, m.step) for m in got} == {('rgb8', 160, 480)}
+    assert abs(got[0].header.stamp.sec - time.time()) < 30   # restamped to the replay's clock

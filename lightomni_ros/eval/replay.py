@@ -85,6 +85,7 @@ class ReplayOptions:
     linger: float = 10.0                     # seconds to keep recording after the last message
     lead: float = 0.5                        # seconds between the start signal and the first message
     check: bool = True                       # decode each message before publishing (skip what does not decode)
+    decompress: bool = True                  # offer <camera>/compressed also as raw Image on <camera> (used if taken)
 
 
 class Recorder:
@@ -165,6 +166,21 @@ class Replayer:
                                       start_parameter_services=False)
         self.pubs = {name: self.node.create_publisher(info.cls, info.name, rostypes.to_rclpy_qos(info.qos))
                      for name, info in self.play.items()}
+        # A camera recorded as <topic>/compressed is also offered as sensor_msgs/Image on <topic>, decoded here, for
+        # graphs configured for raw images (perception's frames.image_transport: raw) when nobody takes the JPEGs.
+        self.raw_pubs: dict[str, Any] = {}
+        self.decompress: set[str] = set()
+        self.qos_adapted: dict[str, str] = {}
+        if opts.decompress:
+            from sensor_msgs.msg import Image
+
+            bag_names = {i.name for i in self.reader.topics.values()}
+            for name, info in self.play.items():
+                raw_name = info.name[:-len('/compressed')]
+                if (info.msgtype == 'sensor_msgs/msg/CompressedImage' and info.name.endswith('/compressed')
+                        and raw_name not in bag_names):
+                    self.raw_pubs[name] = self.node.create_publisher(Image, raw_name,
+                                                                     rostypes.to_rclpy_qos(info.qos))
         self.recorder = Recorder(self.node, opts.namespace)
         self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
         self.executor.add_node(self.node)
@@ -179,13 +195,26 @@ class Replayer:
 
     def wait_for_subscribers(self, stop: threading.Event | None = None) -> dict[str, int]:
         """Wait until every played topic has a subscriber (or the timeout); return the subscriber counts."""
+        def current() -> dict[str, int]:
+            return {n: p.get_subscription_count() + (self.raw_pubs[n].get_subscription_count()
+                                                     if n in self.raw_pubs else 0) for n, p in self.pubs.items()}
+
         deadline = time.monotonic() + self.opts.wait_subscribers
         while time.monotonic() < deadline and not (stop and stop.is_set()):
-            counts = {n: p.get_subscription_count() for n, p in self.pubs.items()}
+            counts = current()
             if counts and all(counts.values()):
                 break
+            for name in [n for n, c in counts.items() if not c]:
+                self.pubs[name] = self._adapt(name, self.pubs[name])
+                if name in self.raw_pubs:
+                    self.raw_pubs[name] = self._adapt(name, self.raw_pubs[name])
             time.sleep(0.1)
-        counts = {n: p.get_subscription_count() for n, p in self.pubs.items()}
+        counts = current()
+        for name, raw in self.raw_pubs.items():
+            if not self.pubs[name].get_subscription_count() and raw.get_subscription_count():
+                self.decompress.add(name)
+                log.info('%s: the graph takes raw images; JPEGs are decoded and published as sensor_msgs/Image on %s',
+                         self.play[name].name, raw.topic_name)
         for name, n in counts.items():
             if not n:
                 self.reader.problem('graph', f'nobody subscribes to {self.play[name].name} after '
@@ -222,7 +251,10 @@ class Replayer:
                 if target > now:
                     time.sleep((target - now) / 1e9)
                 data = restamp(m.data, offset) if self.opts.restamp and header[m.info.topic] else m.data
-                self.pubs[m.info.topic].publish(data)
+                if m.info.topic in self.decompress:
+                    self._publish_decoded(m.info.topic, data)
+                else:
+                    self.pubs[m.info.topic].publish(data)
                 lags.append((time.monotonic_ns() - target) / 1e6)
                 published[m.info.topic] += 1
                 bar.update()
@@ -236,8 +268,53 @@ class Replayer:
         return {'bag_start_ns': bag_start or 0, 'wall_start_ns': wall_start, 'rate': rate,
                 'restamp_offset_ns': offset if self.opts.restamp else 0,
                 'published': {self.play[n].name: c for n, c in published.items()},
+                'decompressed': sorted(self.raw_pubs[n].topic_name for n in self.decompress),
+                'qos_adapted': dict(self.qos_adapted),
                 'publish_lag_ms': {'p50': pct(0.5), 'p99': pct(0.99), 'max': pct(1.0)},
                 'duration_s': round((time.time_ns() - wall_start) / 1e9, 3) if wall_start else 0.0}
+
+    def _adapt(self, name: str, pub: Any) -> Any:
+        """Recreate ``pub`` when discovered subscribers need more than the recorded QoS offers.
+
+        A best-effort publisher cannot serve a reliable subscription, nor a volatile one a transient-local
+        subscription; the recorded profile is raised just enough (as ``ros2 bag play --qos-profile-overrides`` would).
+        """
+        from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+        if pub.get_subscription_count():
+            return pub
+        infos = self.node.get_subscriptions_info_by_topic(pub.topic_name)
+        q = pub.qos_profile
+        need_rel = any(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in infos)
+        need_tl = any(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in infos)
+        rel = ReliabilityPolicy.RELIABLE if need_rel else q.reliability
+        dur = DurabilityPolicy.TRANSIENT_LOCAL if need_tl else q.durability
+        if (rel, dur) == (q.reliability, q.durability):
+            return pub
+        profile = QoSProfile(depth=q.depth, history=q.history, reliability=rel, durability=dur)
+        msg_type = pub.msg_type
+        topic = pub.topic_name
+        self.node.destroy_publisher(pub)
+        self.qos_adapted[topic] = f'{rel.name.lower()}/{dur.name.lower()}'
+        log.info('%s: subscribers need %s; the recorded QoS is raised to match', topic, self.qos_adapted[topic])
+        return self.node.create_publisher(msg_type, topic, profile)
+
+    def _publish_decoded(self, topic: str, data: bytes) -> None:
+        """Publish CompressedImage bytes as sensor_msgs/Image (rgb8) on the raw topic; report an undecodable image."""
+        import cv2
+        import numpy as np
+        from rclpy.serialization import deserialize_message
+        from sensor_msgs.msg import CompressedImage, Image
+
+        comp = deserialize_message(data, CompressedImage)
+        bgr = cv2.imdecode(np.frombuffer(bytes(comp.data), np.uint8), cv2.IMREAD_COLOR)
+        if bgr is None:
+            self.reader.problem('decode', f'a {comp.format!r} image does not decode; skipped', topic)
+            return
+        img = Image(header=comp.header, height=bgr.shape[0], width=bgr.shape[1], encoding='rgb8', is_bigendian=0,
+                    step=bgr.shape[1] * 3)
+        img.data = cv2.cvtColor(bgr, cv2.COLOR_BGR2RGB).tobytes()
+        self.raw_pubs[topic].publish(img)
 
     def close(self) -> None:
         """Destroy the node and shut the context down."""
@@ -397,6 +474,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--launch-file', default='lightomni.launch.py', help='launch file (path or package name)')
     p.add_argument('--launch-arg', nargs='*', default=[], metavar='NAME:=VALUE', help='launch arguments')
     p.add_argument('--no-restamp', action='store_true', help='keep the recorded header stamps')
+    p.add_argument('--no-decompress', action='store_true',
+                   help='never offer a CompressedImage topic <t>/compressed as sensor_msgs/Image on <t>')
     p.add_argument('--wait', type=float, default=60.0, help='seconds to wait for the graph to subscribe')
     p.add_argument('--linger', type=float, default=10.0, help='seconds to keep recording after the last message')
     p.add_argument('--score-only', metavar='DIR', default=None, help='re-score a finished replay folder')
@@ -430,7 +509,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     opts = ReplayOptions(rate=args.rate, remap=remap, topics=args.topics, all_topics=args.all_topics,
                          namespace=args.namespace, restamp=not args.no_restamp, wait_subscribers=args.wait,
-                         linger=args.linger)
+                         linger=args.linger, decompress=not args.no_decompress)
     out = args.output or f'replay_{pathlib.Path(args.bag).resolve().name}_{time.strftime("%Y%m%d-%H%M%S")}'
     try:
         result = run_replay(args.bag, out, opts, launch_file=None if args.no_launch else args.launch_file,
