@@ -66,4 +66,4 @@ class StageTimer:
     def summary(self) -> dict[str, dict[str, float]]:
         """Per stage: last, p50, p99 (ms) and count."""
         return {name: {'last': s.last, 'p50': s.percentile(50), 'p99': s.percentile(99), 'count': s.count}
-                for name, s in self.stages.items()}
+                for name, s in list(self.stages.items())}  # another thread may add a stage meanwhile

@@ -302,6 +302,9 @@ class ConsolidationNode(Node):
         except ValueError as e:
             self.diag.warn('topic', f'segment {msg.segment_id} rejected: {e}')
             return
+        except Exception as e:  # noqa: BLE001 - e.g. a full disk: say so and keep running
+            self.diag.warn('topic', f'segment {msg.segment_id} not stored: {type(e).__name__}: {e}')
+            return
         self.diag.count('topics.acknowledged')
         self.get_logger().debug(f'topic of segment {msg.segment_id} queued as {qid}')
         self._wake.set()
@@ -313,12 +316,19 @@ class ConsolidationNode(Node):
         try:
             self.memory.apply_identity(msg.face_id, list(msg.embedding), msg.embedding_backend, msg.observations,
                                        bytes(msg.avatar.data), msg.avatar.format)
-        except RequestError as e:
-            self.diag.warn('identity', str(e))
+        except Exception as e:  # noqa: BLE001 - RequestError for bad input, anything else reported the same way
+            self.diag.warn('identity', f'{msg.face_id}: {e}')
             return
         self._publish_gallery()
 
     def _tick(self) -> None:
+        try:
+            self._fire_reminders()
+        except Exception as e:  # noqa: BLE001 - a failing check must not stop the executor
+            if self.diag is not None:
+                self.diag.warn('reminders', f'{type(e).__name__}: {e}')
+
+    def _fire_reminders(self) -> None:
         m = self.memory
         for r in m.fire_due():
             late = f' ({r.delay:.1f} s late)' if r.delay >= 2 * self.cfg.reminder_period_s else ''

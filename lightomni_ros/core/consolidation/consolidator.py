@@ -219,10 +219,12 @@ class Consolidator:
 
     # -- ingestion -------------------------------------------------------------------------------------------------
     def enqueue(self, topic: TopicData) -> int:
-        """Queue a Topic durably (the acknowledgement); return its queue id."""
+        """Queue a Topic and its reminders durably (the acknowledgement); return its queue id."""
         topic.check()
-        with self.lock:
+        with self.lock, self.store.transaction():
             qid = self.store.enqueue(topic.segment_id, topic.to_json(), self.clock())
+            # reminders are stored with the acknowledgement: a backlog of consolidation must not delay them
+            self._add_reminders(topic, self.clock())
             self.stats.topics_received += 1
             return qid
 
@@ -272,7 +274,6 @@ class Consolidator:
             vecs = self.embedder.embed(facts + pinned + [epi.script()])
         fact_vecs, pin_vecs, epi_vec = vecs[:len(facts)], vecs[len(facts):-1], vecs[-1]
         new_vectors: dict[int, list[tuple[int, np.ndarray]]] = {KIND_SEMANTIC: [], KIND_EPISODIC: []}
-        now = self.clock()
         with self.store.transaction():
             accepted: list[tuple[int, np.ndarray]] = []
             for text, v in zip(facts, fact_vecs):
@@ -296,7 +297,6 @@ class Consolidator:
                           last_segment=t.segment_id, text=epi.script(), face_ids=sorted(set(t.face_ids)))
             leaf.id = self.store.add_sg_node(0, t.start, t.end, t.segment_id, t.segment_id, leaf.text,
                                              face_ids=leaf.face_ids, episodic_id=eid, producer=t.producer)
-            self._add_reminders(t, now)
             for face in dict.fromkeys(t.face_ids):
                 if not prof.valid_face_id(face):
                     continue
