@@ -330,3 +330,18 @@ def test_compressed_camera_is_decoded_for_a_raw_subscriber(ros, echo_bag: pathli
     wait_for(lambda: len(got) == n, 5.0, what=f'{n} decoded frames')
     assert {(m.encoding, m.width, m.step) for m in got} == {('rgb8', 160, 480)}
     assert abs(got[0].header.stamp.sec - time.time()) < 30   # restamped to the replay's clock
+
+
+def test_fresh_state_config(tmp_path: pathlib.Path) -> None:
+    """A launched graph gets copies of the package configs whose memory/state paths point into the run folder."""
+    import yaml
+
+    changed = replay.fresh_config(REPO / 'config', tmp_path / 'config', tmp_path / 'state')
+    assert 'consolidation: memory.memory_dir' in changed and 'perception: state_file' in changed
+    cons = yaml.safe_load((tmp_path / 'config' / 'consolidation.yaml').read_text())
+    assert cons['/**']['ros__parameters']['memory']['memory_dir'] == str(tmp_path / 'state' / 'memory')
+    original = yaml.safe_load((REPO / 'config' / 'consolidation.yaml').read_text())
+    cons['/**']['ros__parameters']['memory']['memory_dir'] = original['/**']['ros__parameters']['memory']['memory_dir']
+    assert cons == original   # nothing else changed
+    assert sorted(p.name for p in (tmp_path / 'config').iterdir()) == sorted(p.name for p in (REPO / 'config').glob(
+        '*.yaml'))

@@ -86,6 +86,8 @@ class ReplayOptions:
     lead: float = 0.5                        # seconds between the start signal and the first message
     check: bool = True                       # decode each message before publishing (skip what does not decode)
     decompress: bool = True                  # offer <camera>/compressed also as raw Image on <camera> (used if taken)
+    wait_graph: float = 300.0                # launched graph: seconds to wait for every lifecycle node to be active
+    fresh_state: bool = True                 # launched graph: memory and perception state in the run folder
 
 
 class Recorder:
@@ -330,21 +332,45 @@ class Replayer:
 class GraphLauncher:
     """The node graph from a launch file, run by the launch runner in a background thread."""
 
-    def __init__(self, launch_file: str, arguments: dict[str, str], log_dir: pathlib.Path) -> None:
+    def __init__(self, launch_file: str, arguments: dict[str, str], log_dir: pathlib.Path, *,
+                 defaults: dict[str, str] | None = None, activate_timeout: float = 300.0) -> None:
         from lightomni_ros.launch_runner import runner, shim
 
         path = pathlib.Path(launch_file)
         if not path.exists():
             path = shim.package_share('lightomni_ros') / 'launch' / launch_file
         self._tmp = tempfile.TemporaryDirectory(prefix='lightomni_replay_launch_')
-        nodes, _ = runner.plan(runner.load_description(path), arguments, pathlib.Path(self._tmp.name))
+        description = runner.load_description(path)
+        # our own defaults (namespace, config_dir) only go to a launch file that declares them
+        declared = {a.name for a in description.entities if isinstance(a, shim.DeclareLaunchArgument)}
+        args = {k: v for k, v in (defaults or {}).items() if k in declared} | arguments
+        self.arguments = args
+        nodes, _ = runner.plan(description, args, pathlib.Path(self._tmp.name))
         self.log_dir = log_dir
         self.runner = runner.Runner(nodes, log_dir=log_dir, out=_LogStream())
+        self.activate_timeout = activate_timeout
         self.code: int | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
-        self.code = self.runner.run()
+        from lightomni_ros.launch_runner.runner import activate_lifecycle_nodes
+
+        # models load in on_configure (e.g. an ONNX export): allow more than the runner's default per transition
+        self.code = self.runner.run(activate=lambda nodes, stopped: activate_lifecycle_nodes(
+            nodes, stopped, timeout=self.activate_timeout))
+
+    def wait_active(self, timeout: float, stop: threading.Event) -> list[str]:
+        """Wait until every autostarted lifecycle node is active; return those that are not (empty when all are)."""
+        from lightomni_ros.launch_runner.lifecycle import LifecycleClient
+
+        pending = [n.fqn for n in self.runner.nodes if n.autostart]
+        deadline = time.monotonic() + timeout
+        with LifecycleClient() as client:
+            while pending and time.monotonic() < deadline and not stop.is_set() and not self.failed:
+                pending = [fqn for fqn in pending if client.get_state(fqn, timeout=2.0) != 'active']
+                if pending:
+                    time.sleep(0.5)
+        return pending
 
     def start(self) -> None:
         """Start the nodes (and their lifecycle activation) in the background."""
@@ -361,6 +387,33 @@ class GraphLauncher:
         self.thread.join(timeout=60.0)
         self._tmp.cleanup()
         return self.code if self.code is not None else 1
+
+
+#: parameters holding a node's persistent state: pointed into the run folder so each replay starts from nothing
+STATE_KEYS = {'memory_dir': 'memory', 'state_file': 'perception_state.json', 'audio_dir': 'segments'}
+
+
+def fresh_config(src: pathlib.Path, dst: pathlib.Path, state: pathlib.Path) -> list[str]:
+    """Copy the node configs of ``src`` to ``dst`` with every state path (:data:`STATE_KEYS`) under ``state``."""
+    import yaml
+
+    changed: list[str] = []
+
+    def walk(node: Any, where: str) -> None:
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in STATE_KEYS and isinstance(value, str):
+                    node[key] = str(state / STATE_KEYS[key])
+                    changed.append(f'{where}{key}')
+                else:
+                    walk(value, f'{where}{key}.' if key not in ('/**', 'ros__parameters') else where)
+
+    dst.mkdir(parents=True, exist_ok=True)
+    for f in sorted(src.glob('*.yaml')):
+        data = yaml.safe_load(f.read_text())
+        walk(data, f'{f.stem}: ')
+        (dst / f.name).write_text(yaml.safe_dump(data, sort_keys=False))
+    return changed
 
 
 class _LogStream:
@@ -388,8 +441,19 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
     graph = None
     stop = threading.Event()
     if launch_file:   # planned first: a bad launch file or a missing executable fails before anything starts
-        args = {'namespace': opts.namespace.strip('/')} | (launch_args or {})
-        graph = GraphLauncher(launch_file, args, out / 'launch_logs')
+        args = dict(launch_args or {})
+        defaults = {'namespace': opts.namespace.strip('/')}
+        if opts.fresh_state:
+            from lightomni_ros.launch_runner import shim
+
+            src = pathlib.Path(args.pop('config_dir')) if 'config_dir' in args else \
+                shim.package_share('lightomni_ros') / 'config'
+            if src.is_dir():
+                changed = fresh_config(src, out / 'config', out / 'state')
+                defaults['config_dir'] = str(out / 'config')
+                log.info('fresh state under %s (%s)', out / 'state', ', '.join(changed) or 'no state parameters')
+        graph = GraphLauncher(launch_file, args, out / 'launch_logs', defaults=defaults,
+                              activate_timeout=opts.wait_graph)
     try:
         replayer = Replayer(bag, opts)
     except BaseException:
@@ -404,6 +468,11 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
             watcher = threading.Thread(target=_watch, args=(graph, stop), daemon=True)
             watcher.start()
         t0 = time.monotonic()
+        if graph is not None:
+            pending = graph.wait_active(opts.wait_graph, stop)
+            result['graph_active_s'] = round(time.monotonic() - t0, 3)
+            if pending and not stop.is_set():
+                replayer.reader.problem('graph', f'not active after {opts.wait_graph:g} s: {pending}; replaying anyway')
         result['subscribers'] = {replayer.play[n].name: c for n, c in replayer.wait_for_subscribers(stop).items()}
         result['graph_ready_s'] = round(time.monotonic() - t0, 3)
         result['timing'] = replayer.play_bag(stop)
@@ -477,6 +546,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--no-decompress', action='store_true',
                    help='never offer a CompressedImage topic <t>/compressed as sensor_msgs/Image on <t>')
     p.add_argument('--wait', type=float, default=60.0, help='seconds to wait for the graph to subscribe')
+    p.add_argument('--wait-graph', type=float, default=300.0,
+                   help='launched graph: seconds to wait for its lifecycle nodes to become active (models load)')
+    p.add_argument('--keep-state', action='store_true',
+                   help="launched graph: use the configured memory/state folders instead of fresh ones in the run's")
     p.add_argument('--linger', type=float, default=10.0, help='seconds to keep recording after the last message')
     p.add_argument('--score-only', metavar='DIR', default=None, help='re-score a finished replay folder')
     p.set_defaults(func=run)
@@ -509,7 +582,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     opts = ReplayOptions(rate=args.rate, remap=remap, topics=args.topics, all_topics=args.all_topics,
                          namespace=args.namespace, restamp=not args.no_restamp, wait_subscribers=args.wait,
-                         linger=args.linger, decompress=not args.no_decompress)
+                         linger=args.linger, decompress=not args.no_decompress, wait_graph=args.wait_graph,
+                         fresh_state=not args.keep_state)
     out = args.output or f'replay_{pathlib.Path(args.bag).resolve().name}_{time.strftime("%Y%m%d-%H%M%S")}'
     try:
         result = run_replay(args.bag, out, opts, launch_file=None if args.no_launch else args.launch_file,
