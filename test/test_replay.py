@@ -121,19 +121,23 @@ def test_scoring_of_published_outputs() -> None:
     assert tb.scenario_of_wall(tb.wall_of_scenario(12.5)) == pytest.approx(12.5)
     assert tb.wall_of_scenario(10.0) == 5_005 * 10**9   # rate 2: 10 s of scenario in 5 s of wall time
 
-    def act(t: float, text: str, mem: list[str], source: int = Action.SOURCE_SEGMENT) -> tuple[int, Action]:
-        return tb.wall_of_scenario(t), Action(speak=True, response=text, memory_ids=mem, source=source)
+    def act(t: float, text: str, mem: list[str], source: int = Action.SOURCE_SEGMENT, seg_id: int = 0,
+            ) -> tuple[int, Action]:
+        return tb.wall_of_scenario(t), Action(speak=True, response=text, memory_ids=mem, source=source,
+                                              segment_id=seg_id)
 
-    def seg(t0: float, t1: float, text: str, face: str) -> tuple[int, Segment]:
-        return tb.wall_of_scenario(t1), Segment(start=_stamp(tb, t0), end=_stamp(tb, t1), transcript=text, faces=[
+    def seg(t0: float, t1: float, text: str, face: str, seg_id: int = 0) -> tuple[int, Segment]:
+        return tb.wall_of_scenario(t1), Segment(segment_id=seg_id, start=_stamp(tb, t0), end=_stamp(tb, t1),
+                                                transcript=text, faces=[
             FaceObservation(face_id=face, stamp=_stamp(tb, (t0 + t1) / 2))])
 
     out = scoring.Outputs({
-        'actions': [act(8.6, 'Your name is Ann.', ['profile:<face_1>']), act(15.5, 'It is y.', ['episodic:3']),
+        'actions': [act(7.5, 'Late reply to b.', [], seg_id=2),   # during q_ok, but answers segment 2 (4-6 s)
+                    act(8.6, 'Your name is Ann.', ['profile:<face_1>']), act(15.5, 'It is y.', ['episodic:3']),
                     act(31.0, 'Time to take your pills!', [], Action.SOURCE_REMINDER),
                     act(47.0, 'Go for a walk.', [], Action.SOURCE_REMINDER),
                     (tb.wall_of_scenario(21.5), Action(speak=False, response='z'))],   # not spoken: no answer
-        'segments': [seg(0.0, 2.0, 'my name is and', '<face_1>'), seg(4.0, 6.0, 'hello there', '<face_2>')]})
+        'segments': [seg(0.0, 2.0, 'my name is and', '<face_1>', 1), seg(4.0, 6.0, 'hello there', '<face_2>', 2)]})
     res = scoring.score(gt, out, tb)
     by = {p['id']: p for p in res['probes']}
     assert by['q_ok']['passed'] and by['q_ok']['latency_s'] == pytest.approx(0.3, abs=1e-6)  # 0.6 s / rate 2
@@ -147,7 +151,7 @@ def test_scoring_of_published_outputs() -> None:
     assert res['wer']['items'][0]['wer'] == pytest.approx(0.25) and res['wer']['items'][1]['wer'] == 0.0
     assert res['summary']['wer'] == pytest.approx(1 / 6, abs=1e-3)
     assert res['summary']['identity_consistency'] == 1.0
-    assert [s['text'] for s in res['spoken']][:2] == ['Your name is Ann.', 'It is y.']
+    assert [s['text'] for s in res['spoken']][:3] == ['Late reply to b.', 'Your name is Ann.', 'It is y.']
     assert scoring.has_keyword('The keys are in the blue drawer.', 'blue drawer')
     assert not scoring.has_keyword('drawers', 'drawer') and scoring.wer('a b c', 'a x c d')[0] == pytest.approx(2 / 3)
 

@@ -169,11 +169,12 @@ def score(gt: dict[str, Any], outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
     probes = []
     latencies = []
     starts = sorted(p['start'] for p in gt['probes'] if p['kind'] == 'question')
+    seg_end = {seg['id']: seg['end'] for seg in segments}
     for p in gt['probes']:
         row: dict[str, Any] = {'id': p['id'], 'kind': p['kind']}
         if p['kind'] == 'question':
             following = [s for s in starts if s > p['start']]
-            row.update(_score_question(p, spoken, used, tb, following[0] if following else None))
+            row.update(_score_question(p, spoken, used, tb, following[0] if following else None, seg_end))
             if row.get('latency_s') is not None:
                 latencies.append({'t': p['speech_end'], 'latency_s': row['latency_s'], 'probe': p['id']})
         elif p['kind'] == 'identity':
@@ -232,7 +233,7 @@ def _pct(values: list[float], q: float) -> float | None:
 
 
 def _score_question(p: dict[str, Any], spoken: list[dict[str, Any]], used: set[int], tb: TimeBase,
-                    next_question: float | None = None) -> dict[str, Any]:
+                    next_question: float | None = None, seg_end: dict[int, float] | None = None) -> dict[str, Any]:
     q_end_wall = tb.wall_of_scenario(p['speech_end'])
     q_start_wall = tb.wall_of_scenario(p['start'])
     # `timeout` is wall-clock time; an answer after the next question starts belongs to that one
@@ -241,6 +242,9 @@ def _score_question(p: dict[str, Any], spoken: list[dict[str, Any]], used: set[i
         limit = min(limit, tb.wall_of_scenario(next_question))
     for i, s in enumerate(spoken):
         if i in used or s['source'] == 'reminder' or not q_start_wall <= s['wall_ns'] <= limit:
+            continue
+        # an Action answering a Segment that ended before the question began answers something said earlier
+        if seg_end and s['segment_id'] in seg_end and seg_end[s['segment_id']] < p['start'] - 0.5:
             continue
         used.add(i)
         ok, why = keywords_ok(s['text'], p['expect'], p['expect_any'])
