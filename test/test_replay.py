@@ -17,7 +17,7 @@ import time
 
 import pytest
 from builtin_interfaces.msg import Time
-from lightomni_ros.msg import Action, FaceObservation, Segment
+from lightomni_ros.msg import Action, FaceObservation, Segment, WordTiming
 from rclpy.serialization import serialize_message
 from std_msgs.msg import Header, String
 
@@ -137,7 +137,10 @@ def test_scoring_of_published_outputs() -> None:
                     act(31.0, 'Time to take your pills!', [], Action.SOURCE_REMINDER),
                     act(47.0, 'Go for a walk.', [], Action.SOURCE_REMINDER),
                     (tb.wall_of_scenario(21.5), Action(speak=False, response='z'))],   # not spoken: no answer
-        'segments': [seg(0.0, 2.0, 'my name is and', '<face_1>', 1), seg(4.0, 6.0, 'hello there', '<face_2>', 2)]})
+        'segments': [seg(0.0, 2.0, 'my name is and', '<face_1>', 1), seg(3.0, 6.0, 'Ok. hello there.', '<face_2>', 2)]})
+    # segment 2 also holds a word said before item b: its word timings keep item b's words apart
+    out.get('segments')[1][1].words = [WordTiming(word=w, start=a, end=b) for w, a, b in (
+        (' Ok.', 0.1, 0.4), (' hello', 1.2, 1.6), (' there.', 1.7, 2.2))]
     res = scoring.score(gt, out, tb)
     by = {p['id']: p for p in res['probes']}
     assert by['q_ok']['passed'] and by['q_ok']['latency_s'] == pytest.approx(0.3, abs=1e-6)  # 0.6 s / rate 2
@@ -149,6 +152,7 @@ def test_scoring_of_published_outputs() -> None:
     assert not by['rem_late']['passed'] and '47.0' in by['rem_late']['detail']
     assert res['summary']['passed'] == 3 and res['summary']['total'] == 7
     assert res['wer']['items'][0]['wer'] == pytest.approx(0.25) and res['wer']['items'][1]['wer'] == 0.0
+    assert res['wer']['items'][1]['hypothesis'] == 'hello there.'
     assert res['summary']['wer'] == pytest.approx(1 / 6, abs=1e-3)
     assert res['summary']['identity_consistency'] == 1.0
     assert [s['text'] for s in res['spoken']][:3] == ['Late reply to b.', 'Your name is Ann.', 'It is y.']

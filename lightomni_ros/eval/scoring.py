@@ -136,9 +136,10 @@ def _spoken(outputs: Outputs, tb: TimeBase) -> list[dict[str, Any]]:
 def _segments(outputs: Outputs, tb: TimeBase) -> list[dict[str, Any]]:
     rows = []
     for t, s in outputs.get('segments'):
-        rows.append({'id': int(s.segment_id), 'start': tb.scenario_of_stamp(s.start),
-                     'end': tb.scenario_of_stamp(s.end),
+        start = tb.scenario_of_stamp(s.start)
+        rows.append({'id': int(s.segment_id), 'start': start, 'end': tb.scenario_of_stamp(s.end),
                      'transcript': s.transcript, 'typed': s.typed_text, 'recv': tb.scenario_of_wall(t),
+                     'words': [(w.word, start + (w.start + w.end) / 2) for w in s.words],
                      'faces': [(f.face_id, tb.scenario_of_stamp(f.stamp)) for f in s.faces if f.face_id]})
     return rows
 
@@ -207,7 +208,8 @@ def score(gt: dict[str, Any], outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
                'segments': len(segments), 'actions': len(outputs.get('actions')), 'spoken': len(spoken)}
     return {'summary': summary, 'probes': probes, 'latencies': latencies, 'wer': wers, 'identity': identity,
             'spoken': [{k: v for k, v in s.items() if k not in ('wall_ns', 'speech_end_ns')} for s in spoken],
-            'segments': [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items() if k != 'faces'}
+            'segments': [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items()
+                          if k not in ('faces', 'words')}
                          | {'faces': sorted({f for f, _ in s['faces']})} for s in segments],
             'global_state': _global_state_series(outputs, tb), 'queue_depth': _queue_series(outputs, tb),
             'memory': _memory_built(outputs, tb)}
@@ -292,8 +294,15 @@ def _score_wer(gt: dict[str, Any], segments: list[dict[str, Any]]) -> dict[str, 
         if not it.get('transcript') or it.get('speech_start') is None:
             continue
         s0, s1 = it['speech_start'], it['speech_end']
-        hyp = ' '.join(s['transcript'] for s in sorted(segments, key=lambda s: s['start'])
-                       if s['transcript'] and s['start'] < s1 + 0.5 and s['end'] > s0 - 0.5)
+        parts = []
+        for seg in sorted(segments, key=lambda x: x['start']):
+            if not seg['transcript'] or seg['start'] >= s1 + 0.5 or seg['end'] <= s0 - 0.5:
+                continue
+            if seg['words']:   # a segment may hold several items' speech: keep the words said during this one
+                parts += [w.strip() for w, tm in seg['words'] if s0 - 0.3 <= tm <= s1 + 0.3]
+            else:
+                parts.append(seg['transcript'])
+        hyp = ' '.join(parts)
         rate, e, n = wer(it['transcript'], hyp)
         edits, words = edits + e, words + n
         rows.append({'item': it['id'], 'reference': it['transcript'], 'hypothesis': hyp, 'wer': round(rate, 3)})
