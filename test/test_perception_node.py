@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import array
+import os
 import pathlib
 import time
 
@@ -29,7 +30,8 @@ pytestmark = [
                                              'beside the checkout (see docs/CONTRIBUTING.md)'),
     pytest.mark.timeout(240),
 ]
-NS = '/lightomni'
+# A namespace of our own: two test runs on one machine may share a ROS domain (ids are drawn from 1-100).
+NS = f'/lightomni_{os.getpid()}'
 NODE = f'{NS}/perception'
 
 
@@ -107,6 +109,7 @@ def test_clip_stream_gives_segments_and_typed_text_closes_one(spawn, ros, domain
 def _audio(fmt: str, ch: int, rate: int, data: bytes, coding: str = 'wave', t: float = 0.0) -> AudioStamped:
     m = AudioStamped()
     m.header.stamp.sec = int(1000 + t)
+    m.header.stamp.nanosec = int(round((t % 1) * 1e9)) % 1_000_000_000
     m.info.sample_format, m.info.channels, m.info.sample_rate, m.info.coding_format = fmt, ch, rate, coding
     m.data = array.array('B', data)
     return m
@@ -122,7 +125,7 @@ def _image(enc: str, w: int, h: int, step: int, data: bytes, t: float) -> Image:
 def test_bad_input_is_rejected_with_named_warnings_and_the_node_keeps_running(spawn, ros, domain_id: int) -> None:
     diags = ros.collect(DiagnosticArray, '/diagnostics', 50)
     segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
-    node = start_node(spawn, domain_id, spawn.tmp, warn_hold_s=60.0)
+    node = start_node(spawn, domain_id, spawn.tmp, warn_hold_s=60.0, **{'segments.timeout_s': 3.0})
     pa = ros.node.create_publisher(AudioStamped, f'{NS}/audio', 50)
     pi = ros.node.create_publisher(Image, f'{NS}/camera/image_raw', 10)
     wait_for(lambda: pa.get_subscription_count() and pi.get_subscription_count(), 10, what='node subscriptions')
@@ -168,7 +171,12 @@ def test_bad_input_is_rejected_with_named_warnings_and_the_node_keeps_running(sp
         pa.publish(_audio('S16LE', 1, 16000, good, t=10 + k * 0.02))
     pub = ros.node.create_publisher(String, f'{NS}/text_input', RELIABLE_QOS)
     pub.publish(String(data='still there?'))
-    wait_for(lambda: [s for s in segs if s.typed_text == 'still there?'], 10, what='a segment after bad input')
+    typed = wait_for(lambda: [s for s in segs if s.typed_text == 'still there?'], 10, what='a segment after bad input')
+    # Nobody speaks: the next segment closes on the time-out, 3 s after the typed one.
+    timeout = wait_for(lambda: [s for s in segs if s.trigger == Segment.TRIGGER_TIMEOUT
+                                and s.segment_id > typed[0].segment_id], 15, what=f'a time-out segment {[(s.segment_id, s.trigger, s.start.sec, s.end.sec) for s in segs]} {node.output[-1500:]}')[0]
+    assert abs((timeout.end.sec - timeout.start.sec) + (timeout.end.nanosec - timeout.start.nanosec) * 1e-9
+               - 3.0) < 0.3 and not timeout.transcript
     n = len(diags)
     wait_for(lambda: len(diags) > n + 1, 5, what='diagnostics to keep coming')
 

@@ -146,7 +146,7 @@ def feed(argv: list[str]) -> int:
     p.add_argument('clips', nargs='+', help='media-relative paths (audio files or GRID videos)')
     p.add_argument('--gap-s', type=float, default=1.5, help='silence before and after each clip')
     p.add_argument('--chunk-ms', type=float, default=20.0)
-    p.add_argument('--fps', type=float, default=25.0, help='camera rate')
+    p.add_argument('--fps', type=float, default=25.0, help='camera rate (0: no camera)')
     p.add_argument('--size', default='', help='camera WxH (default: the video size; 640x480 for stills)')
     p.add_argument('--still', default='', help='media-relative image shown while an audio-only clip plays')
     p.add_argument('--format', default='S16LE', choices=['S16LE', 'F32LE'])
@@ -165,12 +165,20 @@ def feed(argv: list[str]) -> int:
     if media is None:
         print('no media folder', file=sys.stderr)
         return 2
-    rclpy.init()
-    node = rclpy.create_node('perception_feeder', namespace=args.namespace)
+    from rclpy.context import Context
+
     from lightomni_ros.nodes.common import SENSOR_QOS
 
-    pub_a = node.create_publisher(AudioStamped, 'audio', SENSOR_QOS)
-    pub_v = node.create_publisher(Image, 'camera/image_raw', SENSOR_QOS)
+    # Microphone and camera from separate DDS participants, as separate drivers on a robot would publish them
+    # (one participant would also share one transport queue between 1 MB frames and small audio chunks).
+    contexts, nodes = [], []
+    for name in ('perception_feeder_audio', 'perception_feeder_camera'):
+        ctx = Context()
+        rclpy.init(context=ctx)
+        contexts.append(ctx)
+        nodes.append(rclpy.create_node(name, namespace=args.namespace, context=ctx))
+    pub_a = nodes[0].create_publisher(AudioStamped, 'audio', SENSOR_QOS)
+    pub_v = nodes[1].create_publisher(Image, 'camera/image_raw', SENSOR_QOS)
     deadline = time.monotonic() + args.wait_subscribers
     while (pub_a.get_subscription_count() == 0 or pub_v.get_subscription_count() == 0) and \
             time.monotonic() < deadline:
@@ -183,6 +191,7 @@ def feed(argv: list[str]) -> int:
         still = cv2.resize(still, (round(still.shape[1] * f), round(still.shape[0] * f)), interpolation=cv2.INTER_AREA)
     t_wall0 = time.monotonic()
     t_stamp0 = time.time()
+    print(json.dumps({'stamp0': t_stamp0, 'chunk_ms': args.chunk_ms}), flush=True)
     clock = [0.0]          # seconds since start (stream time)
     total = {'audio_chunks': 0, 'frames': 0}
 
@@ -192,7 +201,7 @@ def feed(argv: list[str]) -> int:
         t_start = clock[0]
         chunk = max(1, int(sr * args.chunk_ms / 1000))
         n_audio = 0
-        next_frame = t_start
+        next_frame = t_start if args.fps > 0 else float('inf')
         t_audio = t_start
         while True:
             t_next_audio = t_audio
@@ -260,8 +269,9 @@ def feed(argv: list[str]) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
+        for node, ctx in zip(nodes, contexts):
+            node.destroy_node()
+            rclpy.try_shutdown(context=ctx)
     return 0
 
 

@@ -234,6 +234,8 @@ class PerceptionNode(LifecycleNode):
         self.diag.set('frame_queue', self.frame_q.qsize())
         self.diag.set('output_queue', self.out_q.qsize())
         self.diag.set('audio_seconds', f'{self.audio_path.seconds:.1f}')
+        if self.audio_path.stream.first_stamp is not None:
+            self.diag.set('audio_first_stamp', f'{self.audio_path.stream.first_stamp:.3f}')
         for k, v in self.audio_path.stream.counters.items():
             self.diag.counters[f'audio_stream.{k}'] = v
         if self.faces is not None:

@@ -201,6 +201,7 @@ class AudioStream:
         self._base_t: float | None = None
         self._base_n = 0
         self._expected_in_t: float | None = None   # stamp expected for the next input chunk
+        self.first_stamp: float | None = None      # stamp of the first chunk accepted
         self._recent: list[tuple[float, int]] = []  # (stamp, bytes) of recent chunks, for duplicate detection
         self.counters = {'chunks': 0, 'duplicates': 0, 'gaps_filled': 0, 'rebases': 0, 'backward_stamps': 0,
                          'format_changes': 0}
@@ -235,6 +236,7 @@ class AudioStream:
         dur = len(mono) / sample_rate
         if self._base_t is None:
             self._base_t, self._base_n = stamp, self.n
+            self.first_stamp = stamp
         elif self._expected_in_t is not None:
             gap = stamp - self._expected_in_t
             if gap > self.cfg.gap_tolerance_s:
