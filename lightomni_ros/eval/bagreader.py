@@ -36,7 +36,11 @@ MCAP_MAGIC = b'\x89MCAP0\r\n'
 
 @dataclasses.dataclass
 class Problem:
-    """Something wrong with the bag; ``kind`` is one of metadata, storage, truncated, decode, unknown_type, qos."""
+    """Something wrong with the bag.
+
+    ``kind``: metadata, storage, truncated, decode, unknown_type, qos; or graph (added by a replay: nobody subscribed,
+    the graph stopped).
+    """
 
     kind: str
     text: str
@@ -133,11 +137,16 @@ class _Mcap(_Storage):
     def _scan(self) -> None:
         from rosbags.rosbag2.storage_mcap import decompress, get_qos
 
-        data = self.path.read_bytes()
+        import mmap
+
+        with self.path.open('rb') as f:
+            size = f.seek(0, 2)
+            # mapped, not read: a damaged robot bag can be many GB
+            data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b''
         schemas: dict[int, str] = {}
         channels: dict[int, TopicInfo] = {}
         out: list[tuple[str, int, bytes]] = []
-        if not data.startswith(MCAP_MAGIC):
+        if data[:len(MCAP_MAGIC)] != MCAP_MAGIC:
             self.problem('storage', 'no MCAP magic at the start: not an MCAP file; nothing read')
             self._scanned = out
             return
@@ -216,7 +225,11 @@ class _Mcap(_Storage):
                 self.problem('truncated', f'{len(out) - before} messages recovered from the cut-off chunk')
 
         # Skip the header record after the magic, then walk the data section.
-        stop, why = walk(data, len(MCAP_MAGIC), len(data), False)
+        try:
+            stop, why = walk(data, len(MCAP_MAGIC), len(data), False)
+        finally:
+            if not isinstance(data, bytes):
+                data.close()
         if why:
             self.problem('truncated', f'{why} at byte {stop} of {len(data)}; {len(out)} messages before it were '
                                       'recovered')
