@@ -231,7 +231,7 @@ class _Mcap(_Storage):
             if not isinstance(data, bytes):
                 data.close()
         if why:
-            self.problem('truncated', f'{why} at byte {stop} of {len(data)}; {len(out)} messages before it were '
+            self.problem('truncated', f'{why} at byte {stop} of {size}; {len(out)} messages before it were '
                                       'recovered')
         out.sort(key=lambda m: m[1])
         self._scanned = out
