@@ -363,3 +363,35 @@ def test_perception_state_survives_restart(tmp_path) -> None:
     assert (st2.next_segment_id, st2.next_face_index) == (42, 5)
     (tmp_path / 'bad.json').write_text('{not json')
     assert PerceptionState(tmp_path / 'bad.json').next_segment_id == 1
+
+
+def test_face_backend_choice_and_scrfd_decoding(tmp_path) -> None:
+    from lightomni_ros.core.models import ModelNotFoundError
+    from lightomni_ros.core.perception.faces.insightface_backend import decode_scrfd, nms
+
+    # Without a buffalo_s pack in models_dir, auto falls back to dlib; asking for insightface names the pack.
+    assert make_backend(FacesConfig(backend='auto'), ModelResolver(tmp_path)).name == 'dlib'
+    with pytest.raises(ModelNotFoundError, match='buffalo_s'):
+        make_backend(FacesConfig(backend='insightface'), ModelResolver(tmp_path))
+    (tmp_path / 'buffalo_s').mkdir()
+    with pytest.raises(FileNotFoundError, match='SCRFD'):
+        make_backend(FacesConfig(backend='auto'), ModelResolver(tmp_path))
+    # SCRFD post-processing: one confident anchor at stride 8, cell (x=3, y=2), second anchor of the cell.
+    size = (64, 64)
+    outs = []
+    for stride in (8, 16, 32):
+        n = (64 // stride) ** 2 * 2
+        outs.append(np.zeros((n, 1), np.float32))
+    for stride in (8, 16, 32):
+        outs.append(np.zeros(((64 // stride) ** 2 * 2, 4), np.float32))
+    for stride in (8, 16, 32):
+        outs.append(np.zeros(((64 // stride) ** 2 * 2, 10), np.float32))
+    idx = (2 * 8 + 3) * 2 + 1
+    outs[0][idx] = 0.9
+    outs[3][idx] = [1, 1, 2, 2]                   # distances in stride units: left, top, right, bottom
+    outs[6][idx] = [0.5, 0] * 5
+    boxes, scores, kps = decode_scrfd(outs, size, 0.5)
+    np.testing.assert_allclose(boxes, [[24 - 8, 16 - 8, 24 + 16, 16 + 16]])
+    assert scores.tolist() == pytest.approx([0.9]) and kps[0, 0].tolist() == [28, 16]
+    b = np.array([[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]], np.float32)
+    assert nms(b, np.array([0.9, 0.8, 0.7]), 0.4) == [0, 2]
