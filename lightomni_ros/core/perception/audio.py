@@ -12,6 +12,7 @@ filled with silence (so VAD sees the pause), duplicated chunks are skipped, and 
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -118,6 +119,19 @@ class Resampler:
         self._n_in = 0                             # input samples received
         self._n_out = 0                            # output samples produced
         self._primed = False
+        self.width = int(np.ceil(2 * self.half)) + 1
+        # Polyphase table: with in/out = M/L in lowest terms, an output's kernel depends only on n*M mod L.
+        g = math.gcd(self.in_rate, self.out_rate)
+        self._L, self._M = self.out_rate // g, self.in_rate // g
+        self._table = None
+        if not self.passthrough and self._L <= 4096:
+            f = np.arange(self._L, dtype=np.float64) / self._L
+            off = np.floor(f - self.half).astype(np.int64) + 1
+            self._table = (off, self._kernel(f[:, None] - off[:, None] - np.arange(self.width)[None, :]))
+
+    def _kernel(self, t: np.ndarray) -> np.ndarray:
+        w = np.where(np.abs(t) < self.half, 0.5 + 0.5 * np.cos(np.pi * t / self.half), 0.0)
+        return (self.cutoff * np.sinc(self.cutoff * t) * w).astype(np.float32)
 
     def _pos(self, n: np.ndarray | int) -> np.ndarray:
         return np.asarray(n, np.float64) * (self.in_rate / self.out_rate)
@@ -138,14 +152,18 @@ class Resampler:
         n_max = int(np.floor((last - self.half) * self.out_rate / self.in_rate))
         if n_max < self._n_out:
             return np.zeros(0, np.float32)
-        n = np.arange(self._n_out, n_max + 1)
-        p = self._pos(n)
-        k0 = np.floor(p - self.half).astype(np.int64) + 1
-        width = int(np.ceil(2 * self.half)) + 1
-        idx = k0[:, None] + np.arange(width)[None, :]
-        t = p[:, None] - idx
-        w = np.where(np.abs(t) < self.half, 0.5 + 0.5 * np.cos(np.pi * t / self.half), 0.0)
-        h = self.cutoff * np.sinc(self.cutoff * t) * w
+        n = np.arange(self._n_out, n_max + 1, dtype=np.int64)
+        if self._table is not None:
+            off, table = self._table
+            phase = (n * self._M) % self._L
+            k0 = (n * self._M) // self._L + off[phase]
+            h = table[phase]
+            idx = k0[:, None] + np.arange(self.width)[None, :]
+        else:
+            p = self._pos(n)
+            k0 = np.floor(p - self.half).astype(np.int64) + 1
+            idx = k0[:, None] + np.arange(self.width)[None, :]
+            h = self._kernel(p[:, None] - idx)
         rel = idx - self._buf_start
         valid = (rel >= 0) & (rel < len(self._buf))
         vals = np.where(valid, self._buf[np.clip(rel, 0, len(self._buf) - 1)], 0.0)
