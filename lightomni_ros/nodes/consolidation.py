@@ -166,7 +166,7 @@ class ConsolidationNode(Node):
         try:
             t0 = time.perf_counter()
             self._embedder = load_embedder(mcfg.embedding_backend, models.models_dir, mcfg.embedding_device,
-                                           mcfg.embedding_batch)
+                                           mcfg.embedding_batch, mcfg.embedding_threads)
             self.memory = Consolidator(mcfg, self.cfg, self._embedder)
         except Exception as e:  # noqa: BLE001 - report any load failure as a failed transition
             self.get_logger().error(f'configure failed: {type(e).__name__}: {e}')

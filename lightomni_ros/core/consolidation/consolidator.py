@@ -24,6 +24,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Sequence
 
+import faiss
 import numpy as np
 
 from ..memory import profiles as prof
@@ -117,6 +118,8 @@ class Consolidator:
         self.lock = threading.RLock()
         self.timer = StageTimer()
         self.stats = ConsolidationStats()
+        if memory.faiss_threads > 0:
+            faiss.omp_set_num_threads(memory.faiss_threads)
         self.dir = pathlib.Path(memory.memory_dir).expanduser()
         self.store = Store(self.dir / 'memory.db')
         self._changes = 0

@@ -20,6 +20,12 @@ class MemoryConfig:
                                    choices=('auto', 'minilm', 'qwen3'))
     embedding_device: str = param('cpu', 'Torch device of the text embedder ("cpu", "cuda", "cuda:0").')
     embedding_batch: int = param(32, 'Texts per embedder forward pass.', min=1, max=1024)
+    embedding_threads: int = param(1, 'CPU threads of the embedder (torch intra-op; process-wide); one thread is '
+                                      'fastest for short texts on a shared CPU. 0 keeps the torch default.',
+                                   min=0, max=256)
+    faiss_threads: int = param(1, 'OpenMP threads of FAISS (process-wide): 1 is fastest for single queries on a busy '
+                                  'CPU (10x lower p99 measured on 2 shared cores); more speed up index rebuilds. '
+                                  '0 keeps the FAISS default.', min=0, max=256)
     hnsw_threshold: int = param(50000, 'Vectors per index above which exact inner-product search is replaced by HNSW.',
                                 min=1)
     hnsw_m: int = param(16, 'HNSW graph degree M.', min=4, max=128)

@@ -111,8 +111,13 @@ class Qwen3Embedder(_TransformersEmbedder):
 
 
 def load_embedder(backend: str = 'auto', models_dir: str = '', device: str = 'cpu',
-                  batch: int = 32) -> TextEmbedder:
+                  batch: int = 32, threads: int = 1) -> TextEmbedder:
     """Load the configured embedder: ``auto`` takes the first ``text_embedding`` pack found (Qwen3 before MiniLM)."""
+    if threads > 0:
+        import torch
+
+        # short texts gain nothing from intra-op threads, and on a busy CPU they cost 10x (spinning workers)
+        torch.set_num_threads(threads)
     resolver = ModelResolver(models_dir)
     if backend == 'qwen3':
         model = resolver.resolve('text_embedding', pack='Qwen3-Embedding-0.6B')
