@@ -60,6 +60,14 @@ def assemble(parts: Sequence[Part], offset: int = 0) -> tuple[torch.Tensor, torc
     return emb, pos, offset
 
 
+def cache_kwargs(decoder: torch.nn.Module, cache: Any) -> dict[str, Any]:
+    """The decoder's KV-cache argument (``cache`` in transformers >= 5.18, ``past_key_values`` before)."""
+    import inspect
+
+    params = inspect.signature(decoder.forward).parameters
+    return {'cache' if 'cache' in params else 'past_key_values': cache, 'use_cache': True}
+
+
 def resolve_device(device: str) -> torch.device:
     """Turn the ``device`` parameter into a torch device ("auto": cuda when available)."""
     if device == 'auto':
@@ -308,10 +316,12 @@ class OmniBackbone(_Base):
             self.name, self.test_model = pack.name, False
         else:
             self.model = build_test_thinker(cfg.test_omni_hidden, cfg.test_omni_layers, intermediate=intermediate,
-                                            heads=heads, vision_depth=vision_depth).to(self.dtype)
+                                            heads=heads, vision_depth=vision_depth, device=self.device,
+                                            dtype=self.dtype)
             self.tokenizer = QwenTiktokenTokenizer(resolver.resolve('omni_tokenizer').path)
-            self.name, self.test_model = f'TEST tiny random Qwen2.5-Omni thinker (h={cfg.test_omni_hidden}, ' \
-                                         f'{cfg.test_omni_layers} layers)', True
+            self.name = (f'TEST randomly initialised Qwen2.5-Omni thinker (h={cfg.test_omni_hidden}, '
+                         f'{cfg.test_omni_layers} layers)')
+            self.test_model = True
         self.model = self.model.to(self.device).eval()
         self.hidden_size = int(self.model.config.text_config.hidden_size)
         self._inner = self.model.get_base_model() if hasattr(self.model, 'get_base_model') else self.model
@@ -320,7 +330,7 @@ class OmniBackbone(_Base):
     @property
     def embedding(self) -> torch.nn.Module:
         """Token embedding table."""
-        return self._inner.model.language_model.embed_tokens
+        return self.decoder().embed_tokens
 
     @property
     def lm_head(self) -> torch.nn.Module:
@@ -328,8 +338,8 @@ class OmniBackbone(_Base):
         return self._inner.lm_head
 
     def decoder(self) -> torch.nn.Module:
-        """The thinker's language model."""
-        return self._inner.model.language_model
+        """The thinker's language model (``model.language_model``; ``model`` itself in transformers < 5.18)."""
+        return getattr(self._inner.model, 'language_model', self._inner.model)
 
     def set_frame_size(self, size: int) -> None:
         """Square size frames are resized to (448 gives 256 visual tokens per frame)."""
@@ -349,8 +359,11 @@ class OmniBackbone(_Base):
             return out
         px = self.image_processor(images=frames, return_tensors='pt')
         grid = px['image_grid_thw'].to(self.device)
-        feats = self._inner.model.get_image_features(px['pixel_values'].to(self.device, self.dtype), grid)
+        feats = self._inner.get_image_features(px['pixel_values'].to(self.device, self.dtype), grid)
         per_frame = feats.pooler_output if hasattr(feats, 'pooler_output') else feats
+        if isinstance(per_frame, torch.Tensor):  # older transformers: all frames concatenated
+            merge = self._inner.config.vision_config.spatial_merge_size ** 2
+            per_frame = torch.split(per_frame, [int(g.prod()) // merge for g in grid])
         for i, tokens in enumerate(per_frame):
             n = int(tokens.shape[0])
             ids = torch.tensor([[VISION_START] + [IMAGE_PAD] * n + [VISION_END]], device=self.device)
@@ -386,14 +399,19 @@ class OmniBackbone(_Base):
 
 
 def build_test_thinker(hidden: int, layers: int, *, intermediate: int | None = None, heads: int | None = None,
-                       vision_depth: int = 2, seed: int = 0) -> torch.nn.Module:
-    """A randomly initialised Qwen2.5-Omni thinker with the real vocabulary size (TEST model, no weights)."""
+                       vision_depth: int = 2, seed: int = 0, device: torch.device | str = 'cpu',
+                       dtype: torch.dtype = torch.float32) -> torch.nn.Module:
+    """A randomly initialised Qwen2.5-Omni thinker with the real vocabulary size (TEST model, no weights).
+
+    It is built directly on ``device`` in ``dtype`` (a 7B-sized test model initialises in seconds on a GPU).
+    """
     from transformers import Qwen2_5OmniThinkerConfig, Qwen2_5OmniThinkerForConditionalGeneration
 
     heads = heads or max(2, hidden // 64)
     head_dim = hidden // heads
-    quarter = head_dim // 4  # M-RoPE sections (t, h, w) must sum to head_dim / 2
-    section = [head_dim // 2 - 2 * quarter, quarter, quarter]
+    half = head_dim // 2     # M-RoPE sections (t, h, w) sum to head_dim / 2; Qwen2.5-Omni uses [16, 24, 24] of 64
+    hw = (half - half // 4) // 2
+    section = [half - 2 * hw, hw, hw]
     cfg = Qwen2_5OmniThinkerConfig(
         text_config=dict(vocab_size=151936, hidden_size=hidden, intermediate_size=intermediate or hidden * 3,
                          num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=max(1, heads // 2),
@@ -405,7 +423,13 @@ def build_test_thinker(hidden: int, layers: int, *, intermediate: int | None = N
                           output_dim=hidden, num_mel_bins=128),
         vision_start_token_id=VISION_START, vision_end_token_id=VISION_END, tie_word_embeddings=True)
     torch.manual_seed(seed)
-    return Qwen2_5OmniThinkerForConditionalGeneration(cfg).eval()
+    prev = torch.get_default_dtype()
+    torch.set_default_dtype(dtype)
+    try:
+        with torch.device(device):
+            return Qwen2_5OmniThinkerForConditionalGeneration(cfg).eval()
+    finally:
+        torch.set_default_dtype(prev)
 
 
 def load_backbone(cfg: BackboneConfig, resolver: ModelResolver | None = None) -> Backbone:

@@ -20,7 +20,7 @@ import torch
 from ..models import ModelResolver
 from . import generation as gen
 from .adapters import AdapterSet, find_trained
-from .backbone import Backbone, Part, assemble, load_backbone
+from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, crop_to
 from .config import AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig
 from .latent import LatentHeads, fused_query
@@ -129,13 +129,13 @@ class ReflexEngine:
         if hit is None:
             cache = DynamicCache()
             pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, self.sg_script))])
-            dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), cache=cache, use_cache=True)
+            dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
             plen = pemb.shape[1]
             self.prefixes.put(key, cache, plen, poff)
         else:
             cache, plen, poff = hit
         emb, pos, end = assemble(parts, poff)
-        out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), cache=cache, use_cache=True)
+        out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, cache))
         return out.last_hidden_state[0], cache, plen, end
 
     def full_sequence(self, seg: SegmentInput) -> tuple[torch.Tensor, torch.Tensor]:

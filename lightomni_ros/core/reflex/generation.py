@@ -8,6 +8,7 @@ from typing import Callable, Sequence
 
 import torch
 
+from .backbone import cache_kwargs
 from .types import MemoryItem
 
 SYSTEM_REFLEX = ('You are the assistant of a robot that sees and hears continuously. Decide whether to speak now '
@@ -55,7 +56,7 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
             return ids, True
         emb = backbone.embedding(torch.tensor([[nxt]], device=backbone.device))
         pos = torch.full((backbone.pos_dims, 1), offset + i, dtype=torch.long, device=backbone.device)
-        out = dec(inputs_embeds=emb, position_ids=_pos_arg(backbone, pos), cache=cache, use_cache=True)
+        out = dec(inputs_embeds=emb, position_ids=_pos_arg(backbone, pos), **cache_kwargs(dec, cache))
         logits = backbone.logits(out.last_hidden_state[0])
     return ids, False
 

@@ -38,7 +38,7 @@ class TextEmbedder:
         resolved = (resolver or ModelResolver()).resolve('text_embedding')
         self.name = resolved.name
         self.tokenizer = AutoTokenizer.from_pretrained(resolved.path)
-        self.model = AutoModel.from_pretrained(resolved.path).to(device).eval()
+        self.model = AutoModel.from_pretrained(resolved.path, dtype=torch.float32).to(device).eval()
         self.device = device
         self.dim = int(self.model.config.hidden_size)
         self._torch = torch
