@@ -270,3 +270,22 @@ def test_sample_bag_builds(tmp_path: pathlib.Path) -> None:
     assert all(a[1] <= b[0] + 1e-6 for a, b in zip(spans, spans[1:]))   # nothing is said over anything else
     assert gt['message_counts']['/camera/image_raw/compressed'] > 100 and gt['persons']['barack_again'] == 'barack'
     assert 'GRID' in gt['attribution']
+
+
+@pytest.mark.parametrize('storage', ['mcap', 'sqlite3'])
+@pytest.mark.parametrize('mode', ['file', 'message'])
+def test_zstd_compressed_bags(tmp_path: pathlib.Path, storage: str, mode: str) -> None:
+    """Bags recorded with --compression-format zstd (file or message mode) read like plain ones."""
+    from rosbags.rosbag2 import CompressionFormat, CompressionMode, StoragePlugin, Writer
+
+    bag = tmp_path / 'z'
+    w = Writer(bag, version=9, storage_plugin=StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3)
+    w.set_compression(CompressionMode.FILE if mode == 'file' else CompressionMode.MESSAGE, CompressionFormat.ZSTD)
+    with w:
+        c = w.add_connection('/t', 'std_msgs/msg/String', typestore=rostypes.typestore())
+        for i in range(5):
+            w.write(c, 100 + i, serialize_message(String(data=f'z{i}')))
+    if mode == 'file':
+        assert [p.name.endswith('.zstd') for p in bag.iterdir() if p.name != 'metadata.yaml'] == [True]
+    msgs, problems = read_all(bag)
+    assert [m.data for _, _, m in msgs] == [f'z{i}' for i in range(5)] and problems == []

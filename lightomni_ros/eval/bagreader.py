@@ -375,6 +375,9 @@ class BagReader:
         self.storages: list[_Storage] = []
         self.topics: dict[str, TopicInfo] = {}
         self._decode_fail: dict[str, Problem] = {}
+        self._tmp: Any = None
+        self._origin: dict[pathlib.Path, pathlib.Path] = {}
+        self._message_zstd = False
         self._open(set(topics) if topics else None)
 
     def problem(self, kind: str, text: str, topic: str = '') -> None:
@@ -388,10 +391,14 @@ class BagReader:
         if not self.path.exists():
             raise FileNotFoundError(f'bag {self.path} does not exist')
         if self.path.is_file():
+            if self.path.name.endswith(('.mcap.zstd', '.db3.zstd')):
+                return [self._unzstd(self.path)]
             if self.path.suffix not in ('.mcap', '.db3'):
                 raise ValueError(f'{self.path}: not a rosbag2 storage file (.mcap or .db3)')
             return [self.path]
         found = sorted(p for p in self.path.iterdir() if p.suffix in ('.mcap', '.db3'))
+        # `ros2 bag record --compression-mode file` leaves <name>.mcap.zstd: read a decompressed copy
+        found += [self._unzstd(p) for p in sorted(self.path.iterdir()) if p.name.endswith(('.mcap.zstd', '.db3.zstd'))]
         meta_path = self.path / 'metadata.yaml'
         if not meta_path.is_file():
             self.problem('metadata', 'no metadata.yaml in the folder; reading the storage files found there')
@@ -411,15 +418,37 @@ class BagReader:
             missing = [p.name for p in listed if not p.exists()]
             if missing:
                 self.problem('metadata', f'metadata.yaml lists files that are missing: {missing}')
-            unlisted = [p.name for p in found if p not in listed]
+            unlisted = [self._origin.get(p, p).name for p in found if self._origin.get(p, p) not in listed]
             if unlisted and listed:
                 self.problem('metadata', f'storage files not listed in metadata.yaml are read too: {unlisted}')
+            mode = str(self.metadata.get('compression_mode') or '').lower()
+            self._message_zstd = mode == 'message'
+            if mode not in ('', 'none', 'file', 'message') or (
+                    mode in ('file', 'message') and str(self.metadata.get('compression_format')) != 'zstd'):
+                self.problem('metadata', f'compression {mode!r}/{self.metadata.get("compression_format")!r} is not '
+                                         'supported; messages are read as they are stored')
             ver = self.metadata.get('version')
             if isinstance(ver, int) and ver > 9:
                 self.problem('metadata', f'metadata version {ver} is newer than 9; reading it anyway')
         if not found:
             raise FileNotFoundError(f'{self.path}: no .mcap or .db3 storage file found')
         return found
+
+    def _unzstd(self, path: pathlib.Path) -> pathlib.Path:
+        """Decompress a zstd-compressed storage file into this reader's temporary folder."""
+        import shutil
+        import tempfile
+
+        if self._tmp is None:
+            self._tmp = tempfile.TemporaryDirectory(prefix='lightomni_bag_')
+        out = pathlib.Path(self._tmp.name) / path.name[:-len('.zstd')]
+        try:
+            with path.open('rb') as src, _zstd().open(src, 'rb') as z, out.open('wb') as dst:
+                shutil.copyfileobj(z, dst)
+        except Exception as exc:  # noqa: BLE001 - a damaged stream: keep what was decompressed
+            self.problem('truncated', f'{path.name}: zstd stream ends early ({exc}); reading what was decompressed')
+        self._origin[out] = path
+        return out
 
     def _open(self, only: set[str] | None) -> None:
         for f in self._files():
@@ -504,6 +533,12 @@ class BagReader:
         streams = [st.messages(wanted & set(st.topics)) for st in self.storages]
         for topic, t_ns, data in heapq.merge(*streams, key=lambda m: m[1]):
             info = self.topics[topic]
+            if self._message_zstd:   # --compression-mode message: each message is a zstd frame
+                try:
+                    data = _zstd().decompress(data)
+                except Exception as exc:  # noqa: BLE001
+                    self._decode_failed(topic, t_ns, exc)
+                    continue
             if check:
                 try:
                     deserialize_message(data, info.cls)
@@ -551,12 +586,23 @@ class BagReader:
                     st._tmp.cleanup()
             elif isinstance(st, _Mcap) and st._reader is not None:
                 st._reader.close()
+        if self._tmp is not None:
+            self._tmp.cleanup()
 
     def __enter__(self) -> 'BagReader':
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+def _zstd() -> Any:
+    """The zstd module (Python 3.14's compression.zstd, or its backport that rosbags depends on)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found]
+    except ImportError:
+        from backports import zstd  # type: ignore[no-redef]
+    return zstd
 
 
 def _qos_diff(a: list, b: list) -> str:
