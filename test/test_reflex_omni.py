@@ -133,3 +133,21 @@ def test_onnx_parity(which, omni, embedder, tmp_path):
     finally:
         eng.accelerated = None
     assert out.backend == 'onnxruntime-cpu' and out.query.shape == (embedder.dim,)
+
+
+def test_audio_as_native_tokens(omni, tmp_path):
+    import soundfile
+
+    wav = tmp_path / 'a.wav'
+    t = np.arange(16000 * 5) / 16000
+    soundfile.write(wav, (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), 16000)
+    s = SegmentInput(40, 0.0, 5.0, transcript='Listen to this.', audio_uri=f'file://{wav}')
+    feats = omni.segment_features(s)
+    assert feats['audio'] is not None and feats['audio'].shape == (125, omni.backbone.hidden_size)  # 25 tokens/s
+    parts = omni.backbone.segment_parts(s, feats)
+    audio = [p for p in parts if p.kind == 'audio']
+    assert len(audio) == 1 and len(audio[0]) == 127 and torch.equal(audio[0].pos[0], torch.arange(127))
+    out = omni.reflex_pass(s)
+    assert out.prompt_tokens > 127
+    bad = SegmentInput(41, 0.0, 5.0, transcript='x', audio_uri=str(tmp_path / 'missing.wav'))
+    assert omni.segment_features(bad)['audio'] is None   # logged, not a crash

@@ -33,6 +33,7 @@ QWEN_SPECIALS = (
     '<|quad_start|>', '<|quad_end|>', '<|vision_bos|>', '<|vision_eos|>', '<|vision_pad|>', '<|IMAGE|>', '<|VIDEO|>')
 QWEN_SPECIAL_START = 151643
 VISION_START, VISION_END, IMAGE_PAD = 151652, 151653, 151655
+AUDIO_START, AUDIO_END = 151647, 151648
 
 
 @dataclass
@@ -354,7 +355,8 @@ class OmniBackbone(_Base):
 
         frames = [cv2.resize(np.ascontiguousarray(f[..., :3]), (self.frame_size, self.frame_size),
                              interpolation=cv2.INTER_AREA) for f in seg.frames]
-        out: dict[str, Any] = {'tokens': [], 'pos': [], 'extent': [], 'text': render_segment(seg)}
+        out: dict[str, Any] = {'tokens': [], 'pos': [], 'extent': [], 'text': render_segment(seg),
+                               'audio': self._encode_audio(seg.audio_uri) if seg.audio_uri else None}
         if not frames:
             return out
         px = self.image_processor(images=frames, return_tensors='pt')
@@ -374,9 +376,35 @@ class OmniBackbone(_Base):
             out['extent'].append(int(pos.max()) + 1)
         return out
 
+    @torch.no_grad()
+    def _encode_audio(self, uri: str) -> torch.Tensor | None:
+        """Audio tokens of the segment's WAV (16 kHz log-mel -> audio tower, 25 tokens/s, first 30 s); None on error."""
+        from transformers import WhisperFeatureExtractor
+
+        try:
+            import soundfile
+
+            path = uri[len('file://'):] if uri.startswith('file://') else uri
+            audio, sr = soundfile.read(path, dtype='float32', always_2d=True)
+            audio = audio.mean(1)
+            if sr != 16000:
+                n = int(round(len(audio) * 16000 / sr))
+                audio = np.interp(np.linspace(0, len(audio) - 1, n), np.arange(len(audio)), audio).astype(np.float32)
+            if not len(audio):
+                return None
+            fe = WhisperFeatureExtractor(feature_size=self._inner.config.audio_config.num_mel_bins)
+            inp = fe(audio[:16000 * 30], sampling_rate=16000, return_tensors='pt', return_attention_mask=True)
+            feats = self._inner.get_audio_features(inp['input_features'].to(self.device, self.dtype),
+                                                   inp['attention_mask'].to(self.device))
+            tokens = feats.pooler_output if hasattr(feats, 'pooler_output') else feats
+            return tokens.to(self.dtype)
+        except Exception as e:  # noqa: BLE001 - unreadable audio: the segment goes on without it, logged
+            log.warning('audio %s not encoded (%s: %s); using the transcript only', uri, type(e).__name__, e)
+            return None
+
     def segment_parts(self, seg: SegmentInput, features: dict[str, Any],
                       keep: list[np.ndarray] | None = None) -> list[Part]:
-        """User turn: each frame as <vision_bos> visual tokens <vision_eos>, then the rendered speech and faces."""
+        """User turn: frames as <vision_bos> tokens <vision_eos>, audio as <audio_bos> tokens <audio_eos>, then text."""
         parts = [self.text_part('<|im_start|>user\n')]
         vs = self._embed_ids([VISION_START])
         ve = self._embed_ids([VISION_END])
@@ -388,6 +416,13 @@ class OmniBackbone(_Base):
             cols = torch.cat([torch.zeros(1, dtype=torch.long, device=self.device), idx + 1,
                               torch.tensor([tokens.shape[0] + 1], device=self.device)])
             parts.append(Part(emb, pos[:, cols], extent, 'visual'))
+        audio = features.get('audio')
+        if audio is not None:
+            # audio tokens take sequential (text-like) M-RoPE positions, as in the thinker's get_rope_index
+            emb = torch.cat([self._embed_ids([AUDIO_START]), audio, self._embed_ids([AUDIO_END])], 0)
+            n = int(emb.shape[0])
+            pos = torch.arange(n, device=self.device).unsqueeze(0).expand(3, n)
+            parts.append(Part(emb, pos, n, 'audio'))
         parts.append(self.text_part(f'{features["text"]}<|im_end|>\n'))
         return parts
 
