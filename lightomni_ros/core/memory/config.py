@@ -39,7 +39,8 @@ class MemoryConfig:
                                         'with a warning when exceeded).', min=64)
     node_max_tokens: int = param(96, 'Length bound of one merged S_g node (extractive summaries and Summarize '
                                      'requests).', min=8, max=4096)
-    flush_every: int = param(200, 'Write the FAISS index files after this many vector changes (also on deactivate).',
+    flush_every: int = param(2000, 'Write the FAISS index files after this many vector changes (also on deactivate and '
+                                   'after a forget); newer rows are re-added from SQLite at start-up.',
                              min=1)
 
     def check(self) -> None:
