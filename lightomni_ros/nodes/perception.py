@@ -91,6 +91,7 @@ class PerceptionNode(LifecycleNode):
         self._cb_sensors = ReentrantCallbackGroup()
         self._cb_gallery = MutuallyExclusiveCallbackGroup()
         self._cb_client = ReentrantCallbackGroup()
+        self._camera_frame = 'camera'
 
     # --- lifecycle -------------------------------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -272,6 +273,7 @@ class PerceptionNode(LifecycleNode):
         self._count('frames_received')
         if not self.sampler.due(stamp):
             return
+        self._camera_frame = msg.header.frame_id or self._camera_frame
         try:
             self.frame_q.put_nowait((stamp, kind, msg))
             self.sampler.take(stamp)
@@ -484,7 +486,7 @@ class PerceptionNode(LifecycleNode):
                       visual_tags=list(seg.visual_tags), audio_uri=seg.audio_uri,
                       speech_duration=float(seg.speech_duration))
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.header.frame_id = 'camera'
+        msg.header.frame_id = self._camera_frame
         if seg.speech_end:
             msg.speech_end = to_time(seg.speech_end)
         msg.words = [WordTiming(word=w.word, start=float(w.start), end=float(w.end), probability=float(w.probability))
@@ -493,7 +495,7 @@ class PerceptionNode(LifecycleNode):
         for k in seg.keyframes:
             km = Keyframe(feature=k.feature.astype(np.float32).tolist(), sharpness=float(k.sharpness))
             km.image.header.stamp = to_time(k.stamp)
-            km.image.header.frame_id = 'camera'
+            km.image.header.frame_id = self._camera_frame
             km.image.format = 'jpeg'
             km.image.data = k.jpeg
             kfs.append(km)

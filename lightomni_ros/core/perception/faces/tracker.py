@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import itertools
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -107,11 +108,15 @@ class FacePipeline:
         self.tracker = Tracker(cfg, backend, self.threshold)
         self.registry = IdentityRegistry(backend.name, backend.distance, self.threshold, cfg.update_every,
                                          next_index)
+        self._lock = threading.Lock()      # forget() comes from another thread than process()
 
     def process(self, rgb: np.ndarray) -> tuple[list[Track], list[IdentityEvent]]:
         """Run one keyframe; return the visible tracks and identity events (new / update)."""
         dets = self.backend.detect(rgb)
-        tracks = self.tracker.update(dets)
+        with self._lock:
+            return self._assign(self.tracker.update(dets))
+
+    def _assign(self, tracks: list[Track]) -> tuple[list[Track], list[IdentityEvent]]:
         events: list[IdentityEvent] = []
         for tr in tracks:
             if tr.face_id and tr.face_id not in self.registry.identities:
@@ -136,6 +141,7 @@ class FacePipeline:
 
     def forget(self, face_id: str) -> bool:
         """Drop an identity and its live tracks."""
-        known = self.registry.forget(face_id)
-        self.tracker.drop_identity(face_id)
-        return known
+        with self._lock:
+            known = self.registry.forget(face_id)
+            self.tracker.drop_identity(face_id)
+            return known
