@@ -18,6 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--log-dir', default=None, help='where node logs go (default: ~/.ros/log/lightomni_launch_<time>)')
     p.add_argument('--sigint-timeout', type=float, default=5.0, help='seconds to wait after SIGINT before SIGTERM')
     p.add_argument('--sigterm-timeout', type=float, default=5.0, help='seconds to wait after SIGTERM before SIGKILL')
+    p.add_argument('--transition-timeout', type=float, default=300.0,
+                   help='seconds a lifecycle transition may take (models load in configure)')
     p.set_defaults(func=run)
 
 
@@ -34,4 +36,5 @@ def run(args: argparse.Namespace) -> int:
         except shim.LaunchError:
             pass
     return runner.launch(path, args.arguments, duration=args.duration, log_dir=args.log_dir,
-                         sigint_timeout=args.sigint_timeout, sigterm_timeout=args.sigterm_timeout)
+                         sigint_timeout=args.sigint_timeout, sigterm_timeout=args.sigterm_timeout,
+                         transition_timeout=args.transition_timeout)

@@ -183,7 +183,7 @@ class Runner:
     """Start, watch and stop a planned set of node processes."""
 
     def __init__(self, nodes: list[NodeProcess], *, log_dir: pathlib.Path, out: TextIO = sys.stdout,
-                 sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, lifecycle_timeout: float = 30.0) -> None:
+                 sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, lifecycle_timeout: float = 300.0) -> None:
         self.nodes = nodes
         self.log_dir = log_dir
         self.out = out
@@ -279,7 +279,10 @@ class Runner:
                activate: Callable[[list[NodeProcess], Callable[[], bool]], list[str]] | None) -> int:
         lifecycle = [n for n in self.nodes if n.autostart]
         if lifecycle:
-            errors = (activate or activate_lifecycle_nodes)(lifecycle, self._stop.is_set)
+            if activate is None:
+                errors = activate_lifecycle_nodes(lifecycle, self._stop.is_set, self.lifecycle_timeout)
+            else:
+                errors = activate(lifecycle, self._stop.is_set)
             for err in errors:
                 self.say('launch', f'ERROR: {err}')
             if errors:
@@ -309,7 +312,7 @@ def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
 
 
 def activate_lifecycle_nodes(nodes: list[NodeProcess], stopped: Callable[[], bool],
-                             timeout: float = 60.0) -> list[str]:
+                             timeout: float = 300.0) -> list[str]:
     """Configure, then activate, each node through its ``change_state`` service; return the errors."""
     from .lifecycle import LifecycleClient
 
@@ -328,7 +331,7 @@ def activate_lifecycle_nodes(nodes: list[NodeProcess], stopped: Callable[[], boo
 
 def launch(path: str | os.PathLike, arguments: list[str] | dict[str, str] | None = None, *,
            duration: float | None = None, log_dir: str | os.PathLike | None = None, out: TextIO = sys.stdout,
-           sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0) -> int:
+           sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, transition_timeout: float = 300.0) -> int:
     """Run a launch file until Ctrl-C/SIGTERM, ``duration`` or a node's exit; return the exit code (see module doc)."""
     args = arguments if isinstance(arguments, dict) else parse_launch_arguments(list(arguments or []))
     stamp = time.strftime('%Y-%m-%d-%H-%M-%S')
@@ -341,7 +344,7 @@ def launch(path: str | os.PathLike, arguments: list[str] | dict[str, str] | None
             out.write(f'[launch] ERROR: {exc}\n')
             return 2
         runner = Runner(nodes, log_dir=logs, out=out, sigint_timeout=sigint_timeout,
-                        sigterm_timeout=sigterm_timeout)
+                        sigterm_timeout=sigterm_timeout, lifecycle_timeout=transition_timeout)
         for msg in messages:
             runner.say('launch', msg)
         previous = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
