@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 from builtin_interfaces.msg import Time
-from diagnostic_msgs.msg import DiagnosticArray
+from diagnostic_msgs.msg import DiagnosticArray, KeyValue
 from harness import wait_for
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
@@ -85,8 +85,7 @@ def summarize_server(ros, delay=0.0):
         else:
             resp.summary = f'{req.face_id} is a pilot'
             resp.name = 'Dana'
-            resp.attributes = [type(req.profile.attributes[0])(key='occupation', value='pilot')] \
-                if req.profile.attributes else []
+            resp.attributes = [KeyValue(key='occupation', value='pilot')]
         resp.success, resp.producer = True, 'test-adapter'
         return resp
 
@@ -164,6 +163,8 @@ def test_lifecycle_and_every_service(spawn, ros, tmp_path):
              what='profile updated through MODE_PROFILE')
     p = ros.call(ListProfiles, f'{NS}/list_profiles', ListProfiles.Request(brief=True))
     assert p.success and [x.face_id for x in p.profiles] == ['<face_1>'] and not p.profiles[0].embedding
+    attrs = {kv.key: kv.value for kv in p.profiles[0].attributes}
+    assert attrs['occupation'] == 'pilot' and attrs['updated_by'] == 'test-adapter'
 
     # export, forget (entries, face, range), import
     backup = tmp_path / 'backup.jsonl'
@@ -267,3 +268,33 @@ def test_sigkill_during_consolidation_loses_nothing(spawn, ros, tmp_path):
     spans = sorted((x.first_segment, x.last_segment) for x in g.state.nodes)
     assert spans[0][0] == 1 and spans[-1][1] == n
     assert all(a[1] + 1 == b[0] for a, b in zip(spans, spans[1:])), spans  # S_g tiles every segment, no overlap
+
+
+def test_summarize_client_falls_back_to_extractive(ros):
+    from lightomni_ros.core.memory.profiles import Profile
+    from lightomni_ros.nodes.consolidation import ServiceSummarizer
+
+    fallbacks = []
+    texts = ['saw a red ball; heard "where is the ball?"', 'saw a red ball under the table']
+    s = ServiceSummarizer(ros.node, '/sum_test/summarize', 0.5, fallbacks.append)
+    assert s.merge(texts, 40).producer == 'extractive'  # no service at all
+    mode = {'value': 'ok'}
+
+    def handle(req, resp):
+        if mode['value'] == 'slow':
+            time.sleep(1.5)
+        resp.success = mode['value'] != 'fail'
+        resp.message = 'model busy' if not resp.success else ''
+        resp.summary, resp.producer, resp.name = 'a red ball was lost and found', 'memory-adapter', 'Eve'
+        return resp
+
+    ros.node.create_service(Summarize, '/sum_test/summarize', handle)
+    wait_for(s.client.service_is_ready, 10, what='summarize service')
+    got = s.merge(texts, 40)
+    assert (got.text, got.producer) == ('a red ball was lost and found', 'memory-adapter')
+    upd = s.profile('<face_5>', texts, Profile('<face_5>', attributes={'persona': 'x'}), 40)
+    assert upd.name == 'Eve' and upd.producer == 'memory-adapter'
+    mode['value'] = 'fail'
+    assert s.merge(texts, 40).producer == 'extractive' and 'model busy' in fallbacks[-1]
+    mode['value'] = 'slow'
+    assert s.merge(texts, 40).producer == 'extractive' and 'timed out' in fallbacks[-1]
