@@ -395,3 +395,10 @@ def test_face_backend_choice_and_scrfd_decoding(tmp_path) -> None:
     assert scores.tolist() == pytest.approx([0.9]) and kps[0, 0].tolist() == [28, 16]
     b = np.array([[0, 0, 10, 10], [1, 1, 10, 10], [20, 20, 30, 30]], np.float32)
     assert nms(b, np.array([0.9, 0.8, 0.7]), 0.4) == [0, 2]
+
+
+def test_wer_normalisation() -> None:
+    assert normalize('Lay red with P9 again.') == 'lay red with p nine again'.split()
+    assert normalize("Bin blue at F-2, now!") == 'bin blue at f two now'.split()
+    assert word_errors('bin blue at f two now', 'Bimblue F2 now.') == (3, 6)
+    assert word_errors('a b c', '') == (3, 3) and word_errors('', 'x') == (1, 0)

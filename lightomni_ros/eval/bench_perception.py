@@ -245,7 +245,8 @@ def run(args: argparse.Namespace, report: Report) -> None:
         report.note(f'{before} audio chunks published before the subscription matched (discovery) not counted')
     report.figure('keyframe_hz', round(num('keyframes_processed') / max(stream_s, 1e-9), 3), 'Hz',
                   f'sampled frames processed; kept {int(num("keyframes_kept"))}, '
-                  f'frames dropped {int(num("frames_dropped"))} of {int(num("frames_received"))} received')
+                  f'frames dropped {int(num("frames_dropped"))} of {int(num("frames_received"))} received '
+                  f'({int(done.get("frames", 0))} published)')
     report.figure('cpu_percent', round(res['cpu'], 1), '%', f'node process over {res["wall"]:.0f} s '
                   f'(100 = one core; {os.cpu_count()} cores)')
     report.note(f'{len(res["segments"])} segments; {int(num("identities_new"))} identities created; '
