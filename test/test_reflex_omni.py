@@ -151,3 +151,21 @@ def test_audio_as_native_tokens(omni, tmp_path):
     assert out.prompt_tokens > 127
     bad = SegmentInput(41, 0.0, 5.0, transcript='x', audio_uri=str(tmp_path / 'missing.wav'))
     assert omni.segment_features(bad)['audio'] is None   # logged, not a crash
+
+
+def test_choose_fastest_path(omni, tmp_path, monkeypatch):
+    from lightomni_ros.core.reflex.config import ExportConfig
+
+    monkeypatch.setenv('LIGHTOMNI_CACHE', str(tmp_path))
+    s = seg(60)
+    auto = export.choose(omni, ExportConfig(backend='auto'), s)
+    assert set(auto.timings_ms) >= {'torch-cpu', 'onnxruntime-cpu'}
+    assert auto.name == min(auto.timings_ms, key=auto.timings_ms.get) and auto.name in auto.note
+    assert (auto.runner is None) == (auto.name == 'torch-cpu')
+    assert list(tmp_path.glob('onnx/reflex-omni-*.onnx')), 'the export is cached'
+    ort = export.choose(omni, ExportConfig(backend='onnxruntime'), s)
+    assert ort.name == 'onnxruntime-cpu' and isinstance(ort.runner, export.OnnxReflex)
+    if 'TensorrtExecutionProvider' not in export.available_providers():
+        trt = export.choose(omni, ExportConfig(backend='tensorrt'), s)
+        assert trt.name == 'torch-cpu' and 'tensorrt unavailable' in trt.note
+    assert omni.accelerated is None
