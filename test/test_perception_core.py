@@ -402,3 +402,18 @@ def test_wer_normalisation() -> None:
     assert normalize("Bin blue at F-2, now!") == 'bin blue at f two now'.split()
     assert word_errors('bin blue at f two now', 'Bimblue F2 now.') == (3, 6)
     assert word_errors('a b c', '') == (3, 3) and word_errors('', 'x') == (1, 0)
+
+
+def test_asr_model_from_path_pack_or_package(tmp_path) -> None:
+    from lightomni_ros.core.models import ModelNotFoundError
+    from lightomni_ros.core.perception.asr import resolve_model
+
+    default, name = resolve_model(AsrConfig(), ModelResolver(tmp_path))
+    assert (default / 'model.bin').is_file() and 'tiny.en' in name
+    assert resolve_model(AsrConfig(model=str(default)), ModelResolver())[0] == default
+    with pytest.raises(ModelNotFoundError, match='faster-whisper-small'):
+        resolve_model(AsrConfig(model='faster-whisper-small'), ModelResolver(tmp_path))
+    (tmp_path / 'faster-whisper-small').mkdir()          # a robot's pack in models_dir wins over the package
+    small = (tmp_path / 'faster-whisper-small', 'faster-whisper-small')
+    assert resolve_model(AsrConfig(), ModelResolver(tmp_path)) == small
+    assert resolve_model(AsrConfig(model='faster-whisper-small'), ModelResolver(tmp_path)) == small

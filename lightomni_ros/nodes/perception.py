@@ -113,7 +113,7 @@ class PerceptionNode(LifecycleNode):
             if c['faces.'].enabled:
                 self.faces = FacePipeline(make_backend(c['faces.'], resolver), c['faces.'], self.state.next_face_index)
             self.encoder = ImageEncoder(resolver, c['frames.'].threads) if c['frames.'].encoder else None
-            self.get_logger().info(f'models loaded in {time.perf_counter() - t0:.1f} s: ASR {self.asr.path.name}, '
+            self.get_logger().info(f'models loaded in {time.perf_counter() - t0:.1f} s: ASR {self.asr.name}, '
                                    f'faces {self.faces.backend.name if self.faces else "off"}')
         except Exception as e:  # noqa: BLE001 - any model failure must fail the transition, not kill the node
             self.get_logger().error(f'model loading failed: {type(e).__name__}: {e}')
@@ -166,7 +166,7 @@ class PerceptionNode(LifecycleNode):
         self.diag = Diagnostics(self, 'perception', self.timer, period_s=c[''].diagnostics_period_s,
                                 warn_ms={'vad': 30.0, 'asr': 3000.0, 'faces': 800.0, 'frames': 300.0},
                                 error_ms={'asr': 10000.0}, warn_hold_s=c[''].warn_hold_s)
-        self.diag.set('asr_model', self.asr.path.name)
+        self.diag.set('asr_model', self.asr.name)
         self.diag.set('face_backend', self.faces.backend.name if self.faces else 'off')
         self.diag.set('image_encoder', self.encoder.path.name if self.encoder else 'off')
         self._diag_tmr = self.create_timer(c[''].diagnostics_period_s, self._refresh_diag)

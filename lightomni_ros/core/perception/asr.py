@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import param
-from ..models import ModelResolver
+from ..models import ModelNotFoundError, ModelResolver
 
 log = logging.getLogger('lightomni.perception')
 
@@ -55,14 +55,20 @@ class Transcript:
     duration: float = 0.0
 
 
-def resolve_model_path(cfg: AsrConfig, resolver: ModelResolver) -> pathlib.Path:
-    """The CTranslate2 model folder for ``cfg.model`` (path, pack name or default)."""
+def resolve_model(cfg: AsrConfig, resolver: ModelResolver) -> tuple[pathlib.Path, str]:
+    """The CTranslate2 model folder for ``cfg.model`` (path, pack name or default) and a readable name."""
     if cfg.model:
         p = pathlib.Path(cfg.model).expanduser()
         if p.is_dir():
-            return p
-        return resolver.resolve('asr', pack=cfg.model).path
-    return resolver.resolve('asr').path
+            return p, p.name
+        r = resolver.resolve('asr', pack=cfg.model)
+        if r.source != 'models_dir':
+            # A named model must not silently become the package default.
+            raise ModelNotFoundError(f'asr.model {cfg.model!r} is neither a folder nor a pack in models_dir='
+                                     f'{resolver.models_dir or "(unset)"}')
+        return r.path, r.name
+    r = resolver.resolve('asr')
+    return r.path, r.name
 
 
 class Transcriber:
@@ -72,11 +78,11 @@ class Transcriber:
         from faster_whisper import WhisperModel
 
         self.cfg = cfg
-        self.path = resolve_model_path(cfg, resolver or ModelResolver())
+        self.path, self.name = resolve_model(cfg, resolver or ModelResolver())
         self.model = WhisperModel(str(self.path), device=cfg.device, compute_type=cfg.compute_type,
                                   cpu_threads=cfg.threads, num_workers=1, local_files_only=True)
         self.multilingual = bool(self.model.model.is_multilingual)
-        log.info('ASR model %s (%s, %s)', self.path, cfg.device, cfg.compute_type)
+        log.info('ASR model %s at %s (%s, %s)', self.name, self.path, cfg.device, cfg.compute_type)
 
     def transcribe(self, audio: np.ndarray) -> Transcript:
         """Transcribe one span (the whole array) with word timings."""
