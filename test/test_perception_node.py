@@ -218,3 +218,33 @@ def test_gallery_identity_is_matched_then_forgotten(spawn, ros, domain_id: int) 
     later = wait_for(lambda: [s for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH][1:], 30,
                      what='a second end-of-speech segment')
     assert '<face_7>' not in {f.face_id for f in later[0].faces}
+
+
+def test_compressed_camera_transport(spawn, ros, domain_id: int) -> None:
+    from sensor_msgs.msg import CompressedImage
+
+    from lightomni_ros.core.perception.frames import encode_jpeg
+    from lightomni_ros.eval.perception_media import load_video
+
+    diags = ros.collect(DiagnosticArray, '/diagnostics', 50)
+    segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
+    start_node(spawn, domain_id, spawn.tmp, **{'frames.image_transport': 'compressed'})
+    pub = ros.node.create_publisher(CompressedImage, f'{NS}/camera/image_raw/compressed', 10)
+    wait_for(lambda: pub.get_subscription_count(), 10, what='compressed camera subscription')
+    time.sleep(0.5)
+    frames, _ = load_video(MEDIA / 'video/grid/bbaf2n.mpg')
+    jpeg = encode_jpeg(frames[10], 90)
+    for k, data in enumerate([jpeg[:len(jpeg) // 10], jpeg]):        # a truncated JPEG, then a good one
+        m = CompressedImage(format='jpeg', data=data)
+        m.header.stamp.sec = 3000 + 10 * k
+        m.header.frame_id = 'head_camera'
+        pub.publish(m)
+        time.sleep(0.5)
+    wait_for(lambda: any('image_decode:' in st.message for a in diags for st in a.status), 10,
+             what='a WARN for the truncated JPEG')
+    text = ros.node.create_publisher(String, f'{NS}/text_input', RELIABLE_QOS)
+    time.sleep(1.0)
+    text.publish(String(data='what do you see?'))
+    seg = wait_for(lambda: [s for s in segs if s.typed_text], 10, what='typed segment')[0]
+    assert len(seg.keyframes) == 1 and seg.keyframes[0].image.header.frame_id == 'head_camera'
+    assert seg.header.frame_id == 'head_camera'
