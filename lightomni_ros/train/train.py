@@ -1,0 +1,755 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Training of the reaction adapter, soft prompts and heads (paper 3.3, C.1), and next-token training of adapters.
+
+Reaction training builds exactly the reflex prompt of :class:`~lightomni_ros.core.reflex.engine.ReflexEngine`
+(system prefix with S_g, the segment's user turn, then the N soft prompts), runs it through the backbone with the
+``reaction`` LoRA adapter and optimises
+
+    loss = BCE(p_speech, p_search) + lambda x InfoNCE(normalize(z_ret + e(transcript)), positive memory)
+
+with in-batch negatives (plus optional hard negatives from the memory that existed at that moment) at a configurable
+temperature. Two execution paths give the same numbers (a test checks it):
+
+- ``full``: the whole prompt goes through the decoder with gradients (any backbone, the omni thinker included; the
+  GPU recipe for the 7B model).
+- ``cached`` (Llama-style text backbones): LoRA only on the top ``lora_layers``; the frozen lower layers' keys/values
+  of the context and its hidden state at the split are computed once per example. Each step then runs only the N soft
+  prompts through the lower layers (attending to the cached keys/values, so the soft prompts still get gradients
+  through them) and the full sequence through the few LoRA layers. This is what makes CPU training feasible.
+
+Next-token training of the memory and generation adapters uses the same loop (optimizer, cosine schedule with warm-up,
+checkpoints, resume) with a cross-entropy over the target tokens of (input, target) pairs.
+
+Checkpoints are safetensors + JSON only (no pickle). Batch order and dropout are seeded per step, so a resumed run
+continues exactly where it stopped.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+import math
+import pathlib
+import shutil
+import time
+from typing import Any, Callable, Sequence
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+log = logging.getLogger('lightomni.train')
+
+HEADS_FILE = 'reflex_heads.safetensors'
+
+
+@dataclasses.dataclass
+class TrainConfig:
+    """One training run (defaults: the CPU recipe on SmolLM2-135M)."""
+
+    data_dir: str = ''                # synthesized splits (train/, heldout/)
+    out_dir: str = 'models'           # output laid out like a models_dir: reflex_heads.safetensors, adapters/<name>/
+    work_dir: str = ''                # checkpoints (default <out_dir>/../.train_work or cache)
+    backbone: str = 'text'            # 'text' or 'omni'
+    pack: str = ''
+    device: str = 'cpu'
+    dtype: str = 'float32'
+    threads: int = 0
+    test_omni_hidden: int = 64
+    test_omni_layers: int = 2
+    # LoRA
+    lora_rank: int = 8
+    lora_alpha: int = 16
+    lora_dropout: float = 0.05
+    lora_layers: str = 'top:2'        # 'all', 'top:K' or a comma list of layer indices
+    # latent heads (must match the node's LatentConfig so the file loads)
+    soft_prompts: int = 8
+    projection_hidden: int = 1024
+    # optimisation
+    steps: int = 200
+    batch: int = 16
+    lr: float = 2e-4                  # LoRA
+    head_lr: float = 1e-3             # soft prompts and heads
+    weight_decay: float = 0.0
+    warmup: float = 0.05
+    min_lr_ratio: float = 0.1
+    grad_clip: float = 1.0
+    lambda_nce: float = 2.0
+    temperature: float = 0.05
+    hard_negatives: int = 4
+    # data
+    max_examples: int = 0             # 0: all
+    max_tokens: int = 160             # context tokens (oldest S_g lines dropped first)
+    cache_lower: bool = True          # the cached path (text backbones with LoRA on top layers only)
+    seed: int = 0
+    checkpoint_every: int = 50
+    resume: bool = True
+    progress: bool = True
+
+
+RECIPES: dict[str, dict[str, Any]] = {
+    # CPU, 2 cores, about 30 minutes on SmolLM2-135M
+    'cpu': {'threads': 2},
+    # the paper's recipe for the 7B omni backbone on a GPU (C.1)
+    'gpu7b': dict(backbone='omni', device='cuda', dtype='bfloat16', lora_rank=64, lora_alpha=128, lr=2e-5,
+                  head_lr=1e-4, lora_layers='all', cache_lower=False, steps=3000, batch=32, max_tokens=4096),
+    # a smoke test on the tiny random omni thinker
+    'omni-smoke': dict(backbone='omni', lora_layers='all', cache_lower=False, steps=4, batch=4, lora_rank=4,
+                       lora_alpha=8, max_examples=16, max_tokens=256),
+}
+
+
+# -- schedule, losses ---------------------------------------------------------------------------------------------
+def lr_lambda(step: int, total: int, warmup: float, min_ratio: float) -> float:
+    """Linear warm-up over ``warmup`` x total steps, then cosine decay to ``min_ratio``."""
+    w = max(1, int(round(warmup * total)))
+    if step < w:
+        return (step + 1) / w
+    frac = min(1.0, (step - w) / max(1, total - w))
+    return min_ratio + (1 - min_ratio) * 0.5 * (1 + math.cos(math.pi * frac))
+
+
+def info_nce(query: torch.Tensor, keys: torch.Tensor, pos: torch.Tensor, key_ids: Sequence[Any] | None = None,
+             temperature: float = 0.05) -> torch.Tensor:
+    """Compute InfoNCE of L2-normalised ``query`` [B, D] against ``keys`` [K, D]; ``pos[b]`` is the positive key index.
+
+    Keys that are the same entry as the positive (equal ``key_ids``) are left out of the negatives.
+    """
+    q = F.normalize(query, dim=-1)
+    k = F.normalize(keys, dim=-1)
+    logits = q @ k.T / temperature
+    if key_ids is not None:
+        ids = list(key_ids)
+        same = torch.tensor([[ids[j] == ids[int(p)] and j != int(p) for j in range(len(ids))] for p in pos],
+                            dtype=torch.bool, device=logits.device)
+        logits = logits.masked_fill(same, float('-inf'))
+    return F.cross_entropy(logits, pos.to(logits.device))
+
+
+def reaction_loss(act_logits: torch.Tensor, labels: torch.Tensor, fused: torch.Tensor | None, keys: torch.Tensor | None,
+                  pos: torch.Tensor | None, key_ids: Sequence[Any] | None = None, lambda_nce: float = 2.0,
+                  temperature: float = 0.05) -> tuple[torch.Tensor, dict[str, float]]:
+    """BCE over the two triggers + lambda x InfoNCE (the latter only when the batch has retrieval targets)."""
+    bce = F.binary_cross_entropy_with_logits(act_logits, labels.float())
+    nce = torch.zeros((), device=act_logits.device)
+    if fused is not None and len(fused):
+        nce = info_nce(fused, keys, pos, key_ids, temperature)
+    total = bce + lambda_nce * nce
+    return total, {'loss': total.item(), 'bce': bce.item(), 'nce': nce.item()}
+
+
+def act_logits_of(heads, states: torch.Tensor) -> torch.Tensor:
+    """Pre-sigmoid action logits exactly as :meth:`LatentHeads.forward` pools them (mean of the first half)."""
+    half = heads.n_prompts // 2
+    return heads.action(states[..., :half, :].mean(-2).float())
+
+
+# -- LoRA --------------------------------------------------------------------------------------------------------
+def lora_layer_indices(spec: str, n_layers: int) -> list[int]:
+    """'all', 'top:K' or '3,4,5' -> sorted layer indices."""
+    spec = spec.strip()
+    if spec == 'all':
+        return list(range(n_layers))
+    if spec.startswith('top:'):
+        k = int(spec[4:])
+        if not 1 <= k <= n_layers:
+            raise ValueError(f'lora_layers {spec!r}: K must be in 1..{n_layers}')
+        return list(range(n_layers - k, n_layers))
+    idx = sorted({int(x) for x in spec.split(',') if x.strip()})
+    if not idx or idx[0] < 0 or idx[-1] >= n_layers:
+        raise ValueError(f'lora_layers {spec!r}: indices must be in 0..{n_layers - 1}')
+    return idx
+
+
+def make_lora_config(cfg: TrainConfig, layers: Sequence[int]):  # -> peft.LoraConfig
+    """The reflex LoRA recipe (all linear layers of the decoder) restricted to ``layers``."""
+    from peft import LoraConfig
+
+    alt = '|'.join(str(i) for i in layers)
+    target = rf'.*(language_model|model)\.layers\.({alt})\..*(q_proj|k_proj|v_proj|o_proj|gate_proj|up_proj|down_proj)'
+    return LoraConfig(r=cfg.lora_rank, lora_alpha=cfg.lora_alpha, lora_dropout=cfg.lora_dropout,
+                      target_modules=target, bias='none', task_type='CAUSAL_LM')
+
+
+def attach_lora(backbone, cfg: TrainConfig, name: str) -> tuple[Any, list[int]]:
+    """Wrap the backbone's model with a fresh trainable adapter ``name``; return the peft model and its layers."""
+    from peft import get_peft_model
+
+    n_layers = len(backbone.decoder().layers)
+    layers = lora_layer_indices(cfg.lora_layers, n_layers)
+    torch.manual_seed(cfg.seed)
+    for p in backbone.model.parameters():
+        p.requires_grad_(False)
+    model = get_peft_model(backbone.model, make_lora_config(cfg, layers), adapter_name=name)
+    model.set_adapter(name)
+    return model, layers
+
+
+def lora_parameters(model) -> list[torch.nn.Parameter]:
+    """Trainable LoRA parameters (in a stable order)."""
+    return [p for n, p in model.named_parameters() if 'lora_' in n and p.requires_grad]
+
+
+# -- backbone and prompts ------------------------------------------------------------------------------------------
+def load_backbone(cfg: TrainConfig):
+    """The configured backbone (the same loader the node uses)."""
+    from ..core.reflex.backbone import load_backbone as _load
+    from ..core.reflex.config import BackboneConfig
+
+    bcfg = BackboneConfig(kind=cfg.backbone, pack=cfg.pack, device=cfg.device, dtype=cfg.dtype, threads=cfg.threads,
+                          test_omni_hidden=cfg.test_omni_hidden, test_omni_layers=cfg.test_omni_layers)
+    return _load(bcfg)
+
+
+def load_text_embedder():
+    """The retrieval text embedder (the memory node's, so fused queries live in the space memory is indexed in)."""
+    try:
+        from ..core.memory.embedder import load_embedder
+        return load_embedder('auto')
+    except ImportError:  # the memory subsystem is absent: same model through the resolver
+        from ..core.reflex.retrieval import TextEmbedder
+        return TextEmbedder()
+
+
+def segment_of(ex: dict[str, Any], sid: int = 0):
+    """The SegmentInput of a synthesized example."""
+    from ..core.reflex.types import SegmentInput
+
+    return SegmentInput(sid, float(ex.get('start', 0.0)), float(ex.get('end', 0.0)),
+                        transcript=ex.get('transcript', ''), face_ids=list(ex.get('face_ids', [])),
+                        visual_tags=list(ex.get('visual_tags', [])))
+
+
+def _sg_fit(build: Callable[[str], list], sg: str, max_tokens: int) -> list:
+    """Parts built with the newest S_g lines that fit ``max_tokens`` (the oldest are dropped first)."""
+    lines = [x for x in sg.split('\n') if x.strip()]
+    while True:
+        parts = build('\n'.join(lines))
+        if sum(len(p) for p in parts) <= max_tokens or not lines:
+            return parts
+        lines = lines[1:]
+
+
+@torch.no_grad()
+def reflex_context(backbone, ex: dict[str, Any], max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+    """Embeddings [L, H], positions [P, L] and end offset of [system + S_g, segment] as the engine builds them."""
+    from ..core.reflex import generation as gen
+    from ..core.reflex.backbone import assemble
+
+    seg = segment_of(ex)
+
+    def build(sg: str) -> list:
+        return [backbone.text_part(gen.system_prefix(gen.SYSTEM_REFLEX, sg))] + \
+            backbone.segment_parts(seg, backbone.encode_segment(seg))
+
+    emb, pos, end = assemble(_sg_fit(build, ex.get('sg', ''), max_tokens))
+    return emb[0], pos, end
+
+
+def soft_positions(backbone, n: int, offset: int) -> torch.Tensor:
+    """Positions [P, n] of the soft prompts after a context ending at ``offset``."""
+    return (torch.arange(n, device=backbone.device) + offset).unsqueeze(0).expand(backbone.pos_dims, n)
+
+
+def _pos_arg(backbone, pos: torch.Tensor) -> torch.Tensor:
+    return pos.unsqueeze(1) if backbone.pos_dims == 3 else pos.reshape(1, -1)
+
+
+def full_soft_states(backbone, heads, ctx: torch.Tensor, pos: torch.Tensor, end: int) -> torch.Tensor:
+    """Hidden states [N, H] at the soft prompts, the whole prompt through the decoder (with gradients)."""
+    n = heads.n_prompts
+    emb = torch.cat([ctx.to(backbone.dtype), heads.soft_prompts.to(backbone.dtype)], 0).unsqueeze(0)
+    p = torch.cat([pos, soft_positions(backbone, n, end)], 1)
+    out = backbone.decoder()(inputs_embeds=emb, position_ids=_pos_arg(backbone, p))
+    return out.last_hidden_state[0, -n:]
+
+
+# -- the cached path (Llama-style decoders) ------------------------------------------------------------------------
+@dataclasses.dataclass
+class CachedContext:
+    """Frozen lower-layer keys/values [S, 2, KV, L, D] and the hidden state [L, H] at the split of one context."""
+
+    kv: torch.Tensor
+    h: torch.Tensor
+    length: int
+
+
+def supports_cached(backbone) -> bool:
+    """Whether the manual layer path applies (plain 1-D RoPE decoder with q/k/v/o projections)."""
+    dec = backbone.decoder()
+    layer = dec.layers[0]
+    return backbone.pos_dims == 1 and hasattr(dec, 'rotary_emb') and hasattr(dec, 'norm') and all(
+        hasattr(layer.self_attn, a) for a in ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'head_dim', 'scaling'))
+
+
+@torch.no_grad()
+def cache_context(backbone, ctx: torch.Tensor, pos: torch.Tensor, split: int, dtype=torch.float16) -> CachedContext:
+    """Run the frozen decoder once over a context; keep the lower layers' K/V and the hidden state at the split."""
+    from transformers import DynamicCache
+
+    cache = DynamicCache()
+    out = backbone.decoder()(inputs_embeds=ctx.unsqueeze(0).to(backbone.dtype), position_ids=pos.reshape(1, -1),
+                             cache=cache, use_cache=True, output_hidden_states=True)
+    kv = torch.stack([torch.stack([cache.layers[i].keys[0], cache.layers[i].values[0]]) for i in range(split)])
+    return CachedContext(kv.to(dtype).cpu(), out.hidden_states[split][0].to(dtype).cpu(), int(ctx.shape[0]))
+
+
+def _layer(layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor,
+           past: tuple[torch.Tensor, torch.Tensor] | None = None, last: int = 0) -> torch.Tensor:
+    """One pre-norm decoder layer (the Llama/Qwen2 computation, LoRA-wrapped projections included).
+
+    ``last`` > 0 computes the output of only the last ``last`` positions (all positions still give keys/values):
+    the final layer's context outputs are never read.
+    """
+    from transformers.models.llama.modeling_llama import apply_rotary_pos_emb
+
+    attn = layer.self_attn
+    b, t, _ = x.shape
+    h = layer.input_layernorm(x)
+    k = attn.k_proj(h).view(b, t, -1, attn.head_dim)
+    v = attn.v_proj(h).view(b, t, -1, attn.head_dim).transpose(1, 2)
+    if last:
+        x, h, mask = x[:, -last:], h[:, -last:], mask[..., -last:, :]
+    tq = x.shape[1]
+    q = attn.q_proj(h).view(b, tq, -1, attn.head_dim)
+    if hasattr(attn, 'q_norm'):   # Qwen3-style per-head norms
+        q, k = attn.q_norm(q), attn.k_norm(k)
+    q, _ = apply_rotary_pos_emb(q.transpose(1, 2), q.transpose(1, 2), cos[:, -tq:], sin[:, -tq:])
+    _, k = apply_rotary_pos_emb(k.transpose(1, 2), k.transpose(1, 2), cos, sin)
+    if past is not None:
+        k = torch.cat([past[0], k], 2)
+        v = torch.cat([past[1], v], 2)
+    rep = q.shape[1] // k.shape[1]
+    if rep > 1:
+        k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
+    o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=attn.scaling)
+    x = x + attn.o_proj(o.transpose(1, 2).reshape(b, tq, -1))
+    return x + layer.mlp(layer.post_attention_layernorm(x))
+
+
+def cached_soft_states(backbone, heads, items: Sequence[CachedContext], split: int) -> torch.Tensor:
+    """Hidden states [B, N, H] at the soft prompts of a batch of cached contexts (gradients to prompts and LoRA)."""
+    dec = backbone.decoder()
+    dev, dt = backbone.device, backbone.dtype
+    n, b = heads.n_prompts, len(items)
+    lmax = max(c.length for c in items)
+    s, _, kvh, _, hd = items[0].kv.shape
+    kv = torch.zeros(s, 2, b, kvh, lmax, hd, dtype=dt, device=dev)
+    hs = torch.zeros(b, lmax, items[0].h.shape[-1], dtype=dt, device=dev)
+    valid = torch.zeros(b, lmax, dtype=torch.bool, device=dev)
+    lengths = torch.tensor([c.length for c in items], device=dev)
+    for i, c in enumerate(items):   # left padding: every sequence ends where its soft prompts start
+        kv[:, :, i, :, lmax - c.length:] = c.kv.to(dev, dt)
+        hs[i, lmax - c.length:] = c.h.to(dev, dt)
+        valid[i, lmax - c.length:] = True
+    ar = torch.arange(n, device=dev)
+    soft_pos = lengths[:, None] + ar[None, :]                                   # [B, N]
+    causal = ar[:, None] >= ar[None, :]                                         # [N, N]
+    mask_soft = torch.cat([valid[:, None, None, :].expand(b, 1, n, lmax), causal[None, None].expand(b, 1, n, n)], -1)
+    x = heads.soft_prompts.to(dt)[None].expand(b, n, -1)
+    cos, sin = dec.rotary_emb(x, soft_pos)
+    for i in range(split):
+        x = _layer(dec.layers[i], x, cos, sin, mask_soft, (kv[i, 0], kv[i, 1]))
+    # the LoRA layers: the whole sequence [context at the split, soft prompts]
+    full = torch.cat([hs, x], 1)                                                # [B, T, H]
+    t = lmax + n
+    pos_ctx = (torch.arange(lmax, device=dev)[None, :] - (lmax - lengths)[:, None]).clamp(min=0)
+    pos = torch.cat([pos_ctx, soft_pos], 1)
+    keyok = torch.cat([valid, torch.ones(b, n, dtype=torch.bool, device=dev)], 1)
+    tri = torch.ones(t, t, dtype=torch.bool, device=dev).tril()
+    mask = (tri[None] & keyok[:, None, :]) | torch.eye(t, dtype=torch.bool, device=dev)[None]  # pads see themselves
+    mask = mask[:, None]
+    cos, sin = dec.rotary_emb(full, pos)
+    top = len(dec.layers)
+    for i in range(split, top):
+        full = _layer(dec.layers[i], full, cos, sin, mask, last=n if i == top - 1 else 0)
+    return dec.norm(full[:, -n:])
+
+
+# -- data --------------------------------------------------------------------------------------------------------
+class ReactionData:
+    """Examples of one split with their prompts, labels, text embeddings and memory embeddings."""
+
+    def __init__(self, split: dict[str, Any], backbone, embedder, max_tokens: int, max_examples: int = 0,
+                 progress: bool = True) -> None:
+        from tqdm import tqdm
+
+        ex = split['examples']
+        if max_examples:
+            ex = ex[:max_examples]
+        self.examples = ex
+        self.memories = {m['id']: m for m in split['memories']}
+        self.labels = torch.tensor([[e['speech'], e['search']] for e in ex], dtype=torch.float32)
+        texts = [segment_of(e).utterance for e in ex]
+        self.has_text = [bool(t) for t in texts]
+        self.text_emb = torch.from_numpy(embedder.embed([t or '(empty)' for t in texts]))
+        used = sorted({m for e in ex for m in ([e['gold']] if e['gold'] else []) + e['memory_ids']})
+        self.mem_index = {m: i for i, m in enumerate(used)}
+        self.mem_ids = used
+        self.mem_emb = torch.from_numpy(embedder.embed([self.memories[m]['text'] for m in used])) if used else \
+            torch.zeros(0, embedder.dim)
+        self.contexts = []
+        for e in tqdm(ex, desc='prompts', disable=not progress, leave=False):
+            self.contexts.append(reflex_context(backbone, e, max_tokens))
+
+    def __len__(self) -> int:
+        return len(self.examples)
+
+    def gold(self, i: int) -> int | None:
+        """Index of the gold memory of example ``i`` in :attr:`mem_emb` (None when it has none)."""
+        g = self.examples[i]['gold']
+        return self.mem_index[g] if g else None
+
+    def retrieval_batch(self, idx: Sequence[int], hard: int, gen: torch.Generator
+                        ) -> tuple[list[int], torch.Tensor, torch.Tensor, list[str]]:
+        """Rows with a gold entry, the candidate key indices (gold of each row + hard negatives), positives, ids."""
+        rows = [j for j, i in enumerate(idx) if self.gold(i) is not None and self.has_text[i]]
+        keys: list[int] = []
+        pos = []
+        for j in rows:
+            g = self.gold(idx[j])
+            pos.append(len(keys))
+            keys.append(g)
+        for j in rows:
+            e = self.examples[idx[j]]
+            others = [self.mem_index[m] for m in e['memory_ids'] if m != e['gold']]
+            if others and hard:
+                pick = torch.randperm(len(others), generator=gen)[:hard].tolist()
+                keys += [others[p] for p in pick]
+        return rows, torch.tensor(keys, dtype=torch.long), torch.tensor(pos, dtype=torch.long), \
+            [self.mem_ids[k] for k in keys]
+
+
+# -- checkpoints (safetensors + JSON) ------------------------------------------------------------------------------
+def save_checkpoint(folder: pathlib.Path, step: int, cfg: TrainConfig, modules: dict[str, dict[str, torch.Tensor]],
+                    optimizer: torch.optim.Optimizer, extra: dict[str, Any] | None = None) -> None:
+    """Write trainable tensors, optimizer state and progress atomically (a folder swap)."""
+    from safetensors.torch import save_file
+
+    tmp = folder.with_name(folder.name + '.tmp')
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    for name, tensors in modules.items():
+        save_file({k: v.detach().float().cpu().contiguous() for k, v in tensors.items()},
+                  str(tmp / f'{name}.safetensors'))
+    opt_t, opt_meta = {}, {}
+    for gi, group in enumerate(optimizer.param_groups):
+        for pi, p in enumerate(group['params']):
+            st = optimizer.state.get(p, {})
+            for k, v in st.items():
+                if torch.is_tensor(v) and v.dim() > 0:
+                    opt_t[f'{gi}.{pi}.{k}'] = v.detach().cpu().contiguous()
+                else:
+                    opt_meta[f'{gi}.{pi}.{k}'] = float(v)
+    if opt_t:
+        save_file(opt_t, str(tmp / 'optimizer.safetensors'))
+    (tmp / 'state.json').write_text(json.dumps({'step': step, 'config': dataclasses.asdict(cfg),
+                                                'optimizer_scalars': opt_meta, **(extra or {})}, indent=1))
+    shutil.rmtree(folder, ignore_errors=True)
+    tmp.rename(folder)
+
+
+def load_checkpoint(folder: pathlib.Path, modules: dict[str, dict[str, torch.nn.Parameter]],
+                    optimizer: torch.optim.Optimizer) -> dict[str, Any]:
+    """Restore what :func:`save_checkpoint` wrote; return its state.json."""
+    from safetensors.torch import load_file
+
+    state = json.loads((folder / 'state.json').read_text())
+    for name, params in modules.items():
+        got = load_file(str(folder / f'{name}.safetensors'))
+        with torch.no_grad():
+            for k, p in params.items():
+                p.copy_(got[k].to(p.device, p.dtype))
+    tensors = load_file(str(folder / 'optimizer.safetensors')) if (folder / 'optimizer.safetensors').is_file() else {}
+    scal = state.get('optimizer_scalars', {})
+    for gi, group in enumerate(optimizer.param_groups):
+        for pi, p in enumerate(group['params']):
+            st = {}
+            for key, v in tensors.items():
+                g, i, k = key.split('.', 2)
+                if int(g) == gi and int(i) == pi:
+                    st[k] = v.to(p.device)
+            for key, v in scal.items():
+                g, i, k = key.split('.', 2)
+                if int(g) == gi and int(i) == pi:
+                    st[k] = torch.tensor(v)
+            if st:
+                optimizer.state[p] = st
+    return state
+
+
+# -- the shared loop -----------------------------------------------------------------------------------------------
+def run_loop(cfg: TrainConfig, groups: list[dict[str, Any]], modules: dict[str, dict[str, torch.nn.Parameter]],
+             step_fn: Callable[[int, torch.Generator], tuple[torch.Tensor, dict[str, float]]],
+             work: pathlib.Path, desc: str) -> list[dict[str, float]]:
+    """Run the optimisation: AdamW, warm-up/cosine schedule, clipping, checkpoints, resume.
+
+    ``step_fn(step, generator)`` returns the loss of a step and its parts for the log.
+    """
+    from tqdm import tqdm
+
+    opt = torch.optim.AdamW(groups, weight_decay=cfg.weight_decay)
+    for g in opt.param_groups:
+        g['base_lr'] = g['lr']
+    ckpt = work / 'checkpoint'
+    start, history = 0, []
+    if cfg.resume and (ckpt / 'state.json').is_file():
+        state = load_checkpoint(ckpt, modules, opt)
+        if state['config'].get('seed') == cfg.seed and state['config'].get('steps') == cfg.steps:
+            start, history = int(state['step']), state.get('history', [])
+            log.info('resumed from %s at step %d', ckpt, start)
+        else:
+            log.warning('checkpoint %s is of another run (seed/steps differ); starting over', ckpt)
+            opt = torch.optim.AdamW(groups, weight_decay=cfg.weight_decay)
+            for g in opt.param_groups:
+                g['base_lr'] = g['lr']
+    params = [p for g in opt.param_groups for p in g['params']]
+    bar = tqdm(range(start, cfg.steps), desc=desc, disable=not cfg.progress, initial=start, total=cfg.steps)
+    for step in bar:
+        factor = lr_lambda(step, cfg.steps, cfg.warmup, cfg.min_lr_ratio)
+        for g in opt.param_groups:
+            g['lr'] = g['base_lr'] * factor
+        gen = torch.Generator().manual_seed(cfg.seed * 1_000_003 + step)
+        torch.manual_seed(cfg.seed * 7919 + step)    # LoRA dropout of this step
+        loss, parts = step_fn(step, gen)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        if cfg.grad_clip:
+            torch.nn.utils.clip_grad_norm_(params, cfg.grad_clip)
+        opt.step()
+        parts['lr_factor'] = factor
+        history.append({k: round(v, 5) for k, v in parts.items()})
+        bar.set_postfix({k: f'{v:.3f}' for k, v in parts.items() if k != 'lr_factor'})
+        if cfg.checkpoint_every and (step + 1) % cfg.checkpoint_every == 0 and step + 1 < cfg.steps:
+            save_checkpoint(ckpt, step + 1, cfg, {k: dict(v) for k, v in modules.items()}, opt, {'history': history})
+    return history
+
+
+def _work_dir(cfg: TrainConfig, tag: str) -> pathlib.Path:
+    from ..core.models import cache_dir
+
+    base = pathlib.Path(cfg.work_dir) if cfg.work_dir else cache_dir() / 'train'
+    d = base / tag
+    d.mkdir(parents=True, exist_ok=True)
+    return d
+
+
+def _lora_state(model, name: str) -> dict[str, torch.nn.Parameter]:
+    return {n: p for n, p in model.named_parameters() if 'lora_' in n and f'.{name}.' in n}
+
+
+def save_adapter(model, name: str, out_dir: pathlib.Path) -> pathlib.Path:
+    """Write ``out_dir/adapters/<name>/`` (adapter_config.json + adapter_model.safetensors)."""
+    folder = out_dir / 'adapters'
+    folder.mkdir(parents=True, exist_ok=True)
+    model.save_pretrained(str(folder), selected_adapters=[name], safe_serialization=True)
+    path = folder / name
+    if not (path / 'adapter_model.safetensors').is_file():
+        raise RuntimeError(f'peft did not write {path}')
+    return path
+
+
+# -- reaction training ---------------------------------------------------------------------------------------------
+def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None, embedder=None) -> dict[str, Any]:
+    """Train the reaction adapter, soft prompts and heads; write them to ``cfg.out_dir``; return a summary."""
+    from tqdm import tqdm
+
+    from ..core.reflex.latent import LatentHeads
+
+    t0 = time.time()
+    torch.manual_seed(cfg.seed)
+    backbone = backbone or load_backbone(cfg)
+    embedder = embedder or load_text_embedder()
+    data = ReactionData(train_split, backbone, embedder, cfg.max_tokens, cfg.max_examples, cfg.progress)
+    heads = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden,
+                        cfg.seed).to(backbone.device)
+    with torch.no_grad():
+        # the projection starts near zero: the fused query starts as the text query and training adds to it
+        heads.proj[2].weight.mul_(0.01)
+    model, layers = attach_lora(backbone, cfg, 'reaction')
+    model.train()
+    dec = backbone.decoder()
+    split = layers[0]
+    cached = cfg.cache_lower and supports_cached(backbone) and layers == list(range(split, len(dec.layers)))
+    if cfg.cache_lower and not cached:
+        log.warning('cached path not applicable (backbone %s, LoRA layers %s): training on the full prompt',
+                    backbone.kind, cfg.lora_layers)
+    t_cache = time.time()
+    caches: list[CachedContext] = []
+    if cached:
+        for ctx, pos, _ in tqdm(data.contexts, desc='caching frozen layers', disable=not cfg.progress):
+            caches.append(cache_context(backbone, ctx.to(backbone.device), pos, split))
+    t_cache = time.time() - t_cache
+    mem_emb = data.mem_emb.to(backbone.device)
+    text_emb = data.text_emb.to(backbone.device)
+    labels = data.labels.to(backbone.device)
+
+    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
+        idx = torch.randint(len(data), (cfg.batch,), generator=gen).tolist()
+        if cached:
+            states = cached_soft_states(backbone, heads, [caches[i] for i in idx], split)
+        else:
+            states = torch.stack([full_soft_states(backbone, heads, data.contexts[i][0], data.contexts[i][1],
+                                                   data.contexts[i][2]) for i in idx])
+        logits = act_logits_of(heads, states)
+        rows, keys, pos, ids = data.retrieval_batch(idx, cfg.hard_negatives, gen)
+        fused = None
+        if rows:
+            _, z = heads(states[rows])
+            fused = F.normalize(z + text_emb[[idx[j] for j in rows]], dim=-1)
+        return reaction_loss(logits, labels[idx], fused, mem_emb[keys] if rows else None, pos, ids,
+                             cfg.lambda_nce, cfg.temperature)
+
+    groups = [{'params': lora_parameters(model), 'lr': cfg.lr},
+              {'params': list(heads.parameters()), 'lr': cfg.head_lr}]
+    modules = {'heads': dict(heads.named_parameters()), 'lora': _lora_state(model, 'reaction')}
+    work = _work_dir(cfg, 'reaction')
+    t_train = time.time()
+    history = run_loop(cfg, groups, modules, step_fn, work, 'reaction')
+    t_train = time.time() - t_train
+    out = pathlib.Path(cfg.out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    heads.eval()
+    heads.save(out / HEADS_FILE, trained=True)
+    model.eval()
+    adapter = save_adapter(model, 'reaction', out)
+    shutil.rmtree(work / 'checkpoint', ignore_errors=True)
+    first = np.mean([h['loss'] for h in history[:20]]) if history else float('nan')
+    last = np.mean([h['loss'] for h in history[-20:]]) if history else float('nan')
+    summary = {'examples': len(data), 'path': 'cached' if cached else 'full', 'lora_layers': layers,
+               'loss_first20': float(first), 'loss_last20': float(last), 'cache_s': round(t_cache, 1),
+               'train_s': round(t_train, 1), 'total_s': round(time.time() - t0, 1), 'heads': str(out / HEADS_FILE),
+               'adapter': str(adapter), 'history': history}
+    return summary
+
+
+# -- next-token training of the memory and generation adapters -----------------------------------------------------
+def pair_texts(backbone, pair: dict[str, Any], adapter: str, max_tokens: int) -> tuple[list, str]:
+    """Prompt parts and target text of an (input, target) pair, built as the engine's memory/response passes do."""
+    from ..core.reflex import generation as gen
+
+    seg = segment_of(pair)
+    segparts = backbone.segment_parts(seg, backbone.encode_segment(seg))
+    if adapter == 'memory':
+        said = f'The assistant answered: "{pair["response"]}"\n' if pair.get('response') else ''
+        tail = backbone.text_part(f'<|im_start|>user\n{said}Write the memory JSON of this interaction.'
+                                  f'<|im_end|>\n{gen.ASSISTANT}{{')
+        target = pair['target'][1:] if pair['target'].startswith('{') else pair['target']
+
+        def build(sg: str) -> list:
+            return [backbone.text_part(gen.system_prefix(gen.SYSTEM_MEMORY, sg))] + segparts + [tail]
+    else:
+        from ..core.reflex.types import MemoryItem
+
+        mems = [MemoryItem(f'semantic:{i}', t) for i, t in enumerate(pair.get('memories', []))]
+        pre = [backbone.text_part(gen.memories_text(mems))] if mems else []
+        target = pair['target']
+
+        def build(sg: str) -> list:
+            return [backbone.text_part(gen.system_prefix(gen.SYSTEM_RESPONSE, sg))] + pre + segparts + \
+                [backbone.text_part(gen.ASSISTANT)]
+    return _sg_fit(build, pair.get('sg', ''), max_tokens), target + '<|im_end|>'
+
+
+def lm_loss(backbone, parts: list, target: str) -> torch.Tensor:
+    """Cross-entropy of the target tokens after the prompt (teacher forcing, one forward pass)."""
+    from ..core.reflex.backbone import assemble
+
+    ids = backbone.tokenizer.encode(target)
+    tpart = backbone.text_part(target)
+    emb, pos, _ = assemble(list(parts) + [tpart])
+    out = backbone.decoder()(inputs_embeds=emb.to(backbone.dtype), position_ids=_pos_arg(backbone, pos))
+    n = len(ids)
+    hidden = out.last_hidden_state[0, -n - 1:-1]
+    logits = backbone.logits(hidden).float()
+    return F.cross_entropy(logits, torch.tensor(ids, device=logits.device))
+
+
+def train_lm_adapter(cfg: TrainConfig, pairs: list[dict[str, Any]], adapter: str, backbone=None) -> dict[str, Any]:
+    """Next-token training of adapter ``memory`` or ``generation`` on (input, target) pairs; writes the adapter."""
+    if adapter not in ('memory', 'generation'):
+        raise ValueError(f'adapter must be "memory" or "generation", not {adapter!r}')
+    t0 = time.time()
+    torch.manual_seed(cfg.seed)
+    backbone = backbone or load_backbone(cfg)
+    if cfg.max_examples:
+        pairs = pairs[:cfg.max_examples]
+    with torch.no_grad():
+        data = [pair_texts(backbone, p, adapter, cfg.max_tokens) for p in pairs]
+    model, layers = attach_lora(backbone, cfg, adapter)
+    model.train()
+
+    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
+        idx = torch.randint(len(data), (cfg.batch,), generator=gen).tolist()
+        loss = torch.stack([lm_loss(backbone, *data[i]) for i in idx]).mean()
+        return loss, {'loss': loss.item()}
+
+    groups = [{'params': lora_parameters(model), 'lr': cfg.lr}]
+    history = run_loop(cfg, groups, {'lora': _lora_state(model, adapter)}, step_fn, _work_dir(cfg, adapter), adapter)
+    model.eval()
+    path = save_adapter(model, adapter, pathlib.Path(cfg.out_dir))
+    shutil.rmtree(_work_dir(cfg, adapter) / 'checkpoint', ignore_errors=True)
+    return {'adapter': str(path), 'pairs': len(data), 'lora_layers': layers, 'history': history,
+            'loss_first': history[0]['loss'] if history else float('nan'),
+            'loss_last': history[-1]['loss'] if history else float('nan'), 'total_s': round(time.time() - t0, 1)}
+
+
+def default_synth_configs():  # -> tuple[SynthConfig, SynthConfig]
+    """Sizes of the shipped run: the training split and the held-out split (>= 256 noisy retrieval queries)."""
+    from .synth import HELDOUT_NOISE, SynthConfig
+
+    return SynthConfig(streams=7), SynthConfig(streams=9, noise_kinds=HELDOUT_NOISE)
+
+
+def regenerate(cfg: TrainConfig, data_dir: str | pathlib.Path | None = None) -> dict[str, Any]:
+    """Synthesize both splits, train the reaction adapter and heads into ``cfg.out_dir``, write SHA256SUMS."""
+    from ..core.models import cache_dir
+    from .shipped import write_sums
+    from .synth import ensure_splits, load_split
+
+    t0 = time.time()
+    tr, ho = default_synth_configs()
+    folders = ensure_splits(data_dir or cfg.data_dir or cache_dir() / 'train_data', tr, ho, seed=cfg.seed)
+    if cfg.threads:
+        torch.set_num_threads(cfg.threads)
+    summary = train_reaction(cfg, load_split(folders['train']))
+    out = pathlib.Path(cfg.out_dir)
+    _portable_adapter_config(out / 'adapters' / 'reaction' / 'adapter_config.json')
+    report = {k: v for k, v in summary.items() if k not in ('history', 'heads', 'adapter')}
+    report.update(config=dataclasses.asdict(cfg) | {'data_dir': '', 'out_dir': '', 'work_dir': ''},
+                  train_split=json.loads((folders['train'] / 'meta.json').read_text()),
+                  wall_s=round(time.time() - t0, 1), torch_threads=torch.get_num_threads(),
+                  loss_every_25=[h['loss'] for h in summary['history'][::25]])
+    (out / 'TRAINING.json').write_text(json.dumps(report, indent=1) + '\n')
+    write_sums(out)
+    summary['heldout_dir'] = str(folders['heldout'])
+    return summary
+
+
+def _portable_adapter_config(path: pathlib.Path) -> None:
+    """Replace the machine-specific base-model path in a peft config by the model's name."""
+    cfg = json.loads(path.read_text())
+    base = cfg.get('base_model_name_or_path') or ''
+    if base:
+        cfg['base_model_name_or_path'] = pathlib.Path(base).name.split('.Q')[0]
+    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + '\n')
+
+
+def config_from(recipe: str = 'cpu', **overrides: Any) -> TrainConfig:
+    """A TrainConfig from a named recipe plus overrides (None values are ignored)."""
+    if recipe not in RECIPES:
+        raise ValueError(f'unknown recipe {recipe!r}; known: {sorted(RECIPES)}')
+    base = dict(RECIPES[recipe])
+    base.update({k: v for k, v in overrides.items() if v is not None})
+    names = {f.name for f in dataclasses.fields(TrainConfig)}
+    bad = sorted(set(base) - names)
+    if bad:
+        raise ValueError(f'unknown training options {bad}')
+    return TrainConfig(**base)
+
+
+__all__ = ['TrainConfig', 'RECIPES', 'config_from', 'train_reaction', 'train_lm_adapter', 'reaction_loss', 'info_nce',
+           'lr_lambda', 'cached_soft_states', 'full_soft_states', 'cache_context', 'reflex_context',
+           'lora_layer_indices', 'act_logits_of']

@@ -1,0 +1,111 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Training maths on small tensors: InfoNCE, the reaction loss, the schedule, head pooling, LoRA layers, resume."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lightomni_ros.core.reflex.latent import LatentHeads
+from lightomni_ros.train import train as T
+
+
+def test_info_nce_matches_hand_computation():
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    k = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    tau = 0.5
+    loss = T.info_nce(q, k, torch.tensor([0, 1]), temperature=tau)
+    kn = F.normalize(k, dim=-1)
+    want = 0.0
+    for i, p in enumerate((0, 1)):
+        s = (q[i] @ kn.T) / tau
+        want += -(s[p] - torch.logsumexp(s, 0))
+    assert loss.item() == pytest.approx(want.item() / 2, abs=1e-6)
+    # a perfect, sharp match gives a loss near zero; a swapped positive a large one
+    assert T.info_nce(q, k[:2], torch.tensor([0, 1]), temperature=0.01).item() < 1e-6
+    assert T.info_nce(q, k[:2], torch.tensor([1, 0]), temperature=0.01).item() > 50
+
+
+def test_info_nce_ignores_copies_of_the_positive():
+    q = torch.tensor([[1.0, 0.0], [1.0, 0.0]])
+    k = torch.tensor([[1.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    pos = torch.tensor([0, 1])
+    masked = T.info_nce(q, k, pos, key_ids=['a', 'a', 'b'], temperature=0.1)
+    unmasked = T.info_nce(q, k, pos, temperature=0.1)
+    assert unmasked.item() > math.log(2) - 1e-3 > masked.item()
+
+
+def test_reaction_loss_is_bce_plus_lambda_infonce():
+    logits = torch.tensor([[2.0, -1.0], [-0.5, 0.3]])
+    labels = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    q = torch.tensor([[0.6, 0.8]])
+    k = torch.tensor([[0.6, 0.8], [1.0, 0.0]])
+    total, parts = T.reaction_loss(logits, labels, q, k, torch.tensor([0]), lambda_nce=2.0, temperature=0.1)
+    bce = F.binary_cross_entropy_with_logits(logits, labels)
+    nce = T.info_nce(q, k, torch.tensor([0]), temperature=0.1)
+    assert total.item() == pytest.approx((bce + 2 * nce).item(), abs=1e-6)
+    assert parts['bce'] == pytest.approx(bce.item()) and parts['nce'] == pytest.approx(nce.item())
+    only_bce, p2 = T.reaction_loss(logits, labels, None, None, None)
+    assert only_bce.item() == pytest.approx(bce.item()) and p2['nce'] == 0.0
+
+
+def test_schedule_warmup_cosine_min_ratio():
+    total = 100
+    f = [T.lr_lambda(s, total, 0.05, 0.1) for s in range(total)]
+    assert f[0] == pytest.approx(0.2) and f[4] == pytest.approx(1.0)
+    assert all(a >= b - 1e-9 for a, b in zip(f[4:], f[5:]))
+    assert f[-1] == pytest.approx(0.1, abs=0.002) and min(f) >= 0.1 - 1e-9
+
+
+def test_action_logits_pool_like_the_heads():
+    heads = LatentHeads(16, 8, n_prompts=6, projection_hidden=12, seed=3)
+    states = torch.randn(5, 6, 16)
+    p, _ = heads(states)
+    assert torch.allclose(torch.sigmoid(T.act_logits_of(heads, states)), p, atol=1e-6)
+
+
+def test_lora_layer_spec():
+    assert T.lora_layer_indices('top:2', 30) == [28, 29]
+    assert T.lora_layer_indices('all', 3) == [0, 1, 2]
+    assert T.lora_layer_indices('4, 2', 30) == [2, 4]
+    with pytest.raises(ValueError):
+        T.lora_layer_indices('top:0', 30)
+    with pytest.raises(ValueError):
+        T.lora_layer_indices('31', 30)
+    cfg = T.config_from('gpu7b')
+    assert (cfg.lora_rank, cfg.lora_alpha, cfg.lr, cfg.min_lr_ratio, cfg.warmup) == (64, 128, 2e-5, 0.1, 0.05)
+    with pytest.raises(ValueError):
+        T.config_from('cpu', no_such_option=1)
+
+
+def _fit(work, stop_at=None):
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(4, 1)
+    x = torch.randn(64, 4)
+    y = x @ torch.tensor([[1.0], [2.0], [-1.0], [0.5]])
+    cfg = T.TrainConfig(steps=10, checkpoint_every=3, progress=False)
+
+    def step_fn(step, gen):
+        if step == stop_at:
+            raise KeyboardInterrupt
+        idx = torch.randint(64, (8,), generator=gen)
+        loss = ((lin(x[idx]) - y[idx]) ** 2).mean()
+        return loss, {'loss': loss.item()}
+
+    hist = T.run_loop(cfg, [{'params': list(lin.parameters()), 'lr': 0.05}], {'lin': dict(lin.named_parameters())},
+                      step_fn, work, 'fit')
+    return hist, lin
+
+
+def test_interrupted_run_resumes_exactly(tmp_path):
+    hist, straight = _fit(tmp_path / 'a')
+    with pytest.raises(KeyboardInterrupt):
+        _fit(tmp_path / 'b', stop_at=7)
+    assert (tmp_path / 'b' / 'checkpoint' / 'optimizer.safetensors').is_file()
+    hist2, resumed = _fit(tmp_path / 'b')
+    assert hist2 == hist and torch.equal(straight.weight, resumed.weight)
+    assert hist[-1]['loss'] < hist[0]['loss']

@@ -1,0 +1,77 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Training on the real SmolLM2-135M weights (tiny sizes) and next-token training on the tiny omni test thinker.
+
+The cached path equals the full prompt; a short run lowers the loss and writes weights the reflex engine loads.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from lightomni_ros.core.reflex.adapters import AdapterSet
+from lightomni_ros.core.reflex.config import AdapterConfig
+from lightomni_ros.core.reflex.latent import LatentHeads
+from lightomni_ros.train import synth
+from lightomni_ros.train import train as T
+
+
+@pytest.fixture(scope='module')
+def data():
+    return synth.generate('train', cfg=synth.SynthConfig(streams=1, segments=30))
+
+
+def _picked(d, n):
+    """A mix of labels: memory questions, requests and idle/chat segments."""
+    ex = d['examples']
+    pos = [e for e in ex if e['gold'] and not e['noise']][:n // 2]
+    neg = [e for e in ex if not e['speech'] and e['transcript']][:n - len(pos)]
+    return {'examples': pos + neg, 'memories': d['memories']}
+
+
+def test_cached_path_equals_full_prompt(data):
+    cfg = T.TrainConfig(lora_layers='top:2', threads=1)
+    bb = T.load_backbone(cfg)
+    heads = LatentHeads(bb.hidden_size, 384, 8, 32, 0)
+    model, layers = T.attach_lora(bb, cfg, 'reaction')
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            if 'lora_B' in n:
+                p.normal_(0, 0.05)   # a non-trivial adapter
+    model.eval()
+    assert T.supports_cached(bb)
+    ctxs = [T.reflex_context(bb, e, 110) for e in _picked(data, 3)['examples']]
+    with torch.no_grad():
+        full = torch.stack([T.full_soft_states(bb, heads, *c) for c in ctxs])
+        caches = [T.cache_context(bb, c[0], c[1], layers[0], dtype=torch.float32) for c in ctxs]
+        cached = T.cached_soft_states(bb, heads, caches, layers[0])
+    assert len({c.length for c in caches}) > 1, 'lengths must differ to exercise the padding'
+    assert torch.allclose(full, cached, atol=2e-3, rtol=1e-4), (full - cached).abs().max()
+
+
+def test_short_run_lowers_loss_and_engine_loads_it(data, tmp_path):
+    cfg = T.TrainConfig(out_dir=str(tmp_path / 'models'), work_dir=str(tmp_path / 'work'), steps=10, batch=6,
+                        head_lr=3e-3, lr=1e-3, lora_rank=4, lora_alpha=8, lora_layers='top:1', max_tokens=110,
+                        checkpoint_every=0, progress=False, threads=1, warmup=0.0)
+    s = T.train_reaction(cfg, _picked(data, 6))
+    losses = [h['loss'] for h in s['history']]
+    assert s['path'] == 'cached'
+    assert sum(losses[-3:]) / 3 < 0.7 * sum(losses[:3]) / 3, losses
+    heads = LatentHeads(576, 384, 8, 1024)
+    assert heads.load(tmp_path / 'models' / T.HEADS_FILE) and heads.trained
+
+    bb = T.load_backbone(T.TrainConfig())
+    adapters = AdapterSet(bb, AdapterConfig(), tmp_path / 'models')
+    assert set(adapters.loaded) == {'reaction'}
+
+
+def test_next_token_training_on_tiny_omni(data, tmp_path):
+    cfg = T.config_from('omni-smoke', out_dir=str(tmp_path / 'out'), work_dir=str(tmp_path / 'work'),
+                        progress=False, lr=5e-3, steps=6, checkpoint_every=0)
+    for adapter in ('memory', 'generation'):
+        pairs = data['pairs'][adapter][:4]
+        s = T.train_lm_adapter(cfg, pairs, adapter)
+        assert (tmp_path / 'out' / 'adapters' / adapter / 'adapter_model.safetensors').is_file()
+        losses = [h['loss'] for h in s['history']]
+        assert all(torch.isfinite(torch.tensor(losses))) and losses[-1] < losses[0], losses
