@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 
-.PHONY: setup test demo lint clean
+.PHONY: setup test demo lint clean train
 
 setup:
 	@GPU=$(GPU) bash scripts/setup_env.sh
@@ -25,6 +25,9 @@ lint: setup
 
 demo: setup
 	$(PY) -m lightomni_ros.cli demo
+
+train: setup
+	$(PY) -m lightomni_ros.cli train $(TRAIN_ARGS)
 
 clean:
 	rm -rf build

@@ -21,6 +21,8 @@ VERBS = {
     'bag': 'lightomni_ros.eval.bag_cli',
     'replay': 'lightomni_ros.eval.replay',
     'demo': 'lightomni_ros.eval.demo',
+    'train': 'lightomni_ros.train.cli',
+    'eval': 'lightomni_ros.train.eval_heads',
 }
 
 
