@@ -248,3 +248,14 @@ def test_compressed_camera_transport(spawn, ros, domain_id: int) -> None:
     seg = wait_for(lambda: [s for s in segs if s.typed_text], 10, what='typed segment')[0]
     assert len(seg.keyframes) == 1 and seg.keyframes[0].image.header.frame_id == 'head_camera'
     assert seg.header.frame_id == 'head_camera'
+
+
+def test_invalid_parameter_fails_configure_with_its_name(spawn, domain_id: int) -> None:
+    child = spawn.python('-m', 'lightomni_ros.nodes.perception', '--ros-args', '-r', f'__ns:={NS}',
+                         '--params-file', str(params_file(spawn.tmp, **{'vad.threshold': 2.0})), name='perception')
+    with LifecycleClient(domain_id) as lc:
+        ok, _ = lc.change_state(NODE, 'configure', timeout=60)
+        assert not ok
+        assert lc.get_state(NODE) == 'unconfigured'
+    assert 'threshold: 2.0 is above the maximum' in child.output
+    assert process_alive(child.proc.pid)

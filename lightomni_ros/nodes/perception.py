@@ -79,7 +79,12 @@ class PerceptionNode(LifecycleNode):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__('perception', **kwargs)
-        self.cfg: dict[str, Any] = {p: declare_config(self, cls, p) for p, cls in CONFIG_SECTIONS.items()}
+        self.cfg: dict[str, Any] = {}
+        try:
+            self.cfg = {p: declare_config(self, cls, p) for p, cls in CONFIG_SECTIONS.items()}
+        except ConfigError as e:
+            # Parameters are declared before they are checked; on_configure reports the error and fails.
+            self.get_logger().error(f'invalid parameter: {e}')
         self.timer = StageTimer()
         self._io: list = []
         self._workers: list[threading.Thread] = []
@@ -458,7 +463,8 @@ class PerceptionNode(LifecycleNode):
             self.pub_segments.publish(msg)
             self._count('segments')
             self._count(f'segments_trigger_{seg.trigger}')
-        self.state.save(self.segmenter.next_id, self.faces.registry.next_index if self.faces else 0)
+        self.state.save(self.segmenter.next_id,
+                        self.faces.registry.next_index if self.faces else self.state.next_face_index)
 
     # --- messages --------------------------------------------------------------------------------------------------
     def _face_msg(self, f: FaceSeen) -> FaceObservation:
