@@ -169,3 +169,13 @@ def test_choose_fastest_path(omni, tmp_path, monkeypatch):
         trt = export.choose(omni, ExportConfig(backend='tensorrt'), s)
         assert trt.name == 'torch-cpu' and 'tensorrt unavailable' in trt.note
     assert omni.accelerated is None
+
+
+def test_patches_match_the_qwen_image_processor(omni):
+    import cv2
+
+    fr = [cv2.resize(f, (SIZE, SIZE)) for f in frames(3)]
+    ref = omni.backbone.image_processor(images=fr, return_tensors='pt')
+    px, grid = omni.backbone._pixels(fr)
+    assert torch.equal(grid.cpu(), ref['image_grid_thw'])
+    assert torch.allclose(px.cpu(), ref['pixel_values'], atol=1e-5)

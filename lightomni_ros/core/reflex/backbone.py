@@ -327,6 +327,7 @@ class OmniBackbone(_Base):
         self.hidden_size = int(self.model.config.text_config.hidden_size)
         self._inner = self.model.get_base_model() if hasattr(self.model, 'get_base_model') else self.model
         self.image_processor = Qwen2VLImageProcessor(min_pixels=self.frame_size ** 2, max_pixels=self.frame_size ** 2)
+        self._frame_pos: dict[tuple[int, ...], torch.Tensor] = {}
 
     @property
     def embedding(self) -> torch.nn.Module:
@@ -359,22 +360,43 @@ class OmniBackbone(_Base):
                                'audio': self._encode_audio(seg.audio_uri) if seg.audio_uri else None}
         if not frames:
             return out
-        px = self.image_processor(images=frames, return_tensors='pt')
-        grid = px['image_grid_thw'].to(self.device)
-        feats = self._inner.get_image_features(px['pixel_values'].to(self.device, self.dtype), grid)
+        pixel_values, grid = self._pixels(frames)
+        feats = self._inner.get_image_features(pixel_values.to(self.dtype), grid)
         per_frame = feats.pooler_output if hasattr(feats, 'pooler_output') else feats
         if isinstance(per_frame, torch.Tensor):  # older transformers: all frames concatenated
             merge = self._inner.config.vision_config.spatial_merge_size ** 2
             per_frame = torch.split(per_frame, [int(g.prod()) // merge for g in grid])
         for i, tokens in enumerate(per_frame):
             n = int(tokens.shape[0])
-            ids = torch.tensor([[VISION_START] + [IMAGE_PAD] * n + [VISION_END]], device=self.device)
-            pos, _ = self._inner.get_rope_index(ids, grid[i:i + 1])
-            pos = pos[:, 0, :]
+            key = tuple(int(v) for v in grid[i])
+            if key not in self._frame_pos:   # positions depend only on the grid: computed once per frame size
+                ids = torch.tensor([[VISION_START] + [IMAGE_PAD] * n + [VISION_END]], device=self.device)
+                self._frame_pos[key] = self._inner.get_rope_index(ids, grid[i:i + 1])[0][:, 0, :]
+            pos = self._frame_pos[key]
             out['tokens'].append(tokens.to(self.dtype))
             out['pos'].append(pos)
             out['extent'].append(int(pos.max()) + 1)
         return out
+
+    def _pixels(self, frames: list[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Qwen2-VL patches of square RGB frames, computed on the model's device.
+
+        Same values and layout as ``Qwen2VLImageProcessor`` for frames already at the target size (checked by a
+        test): rescale, CLIP normalisation, the frame repeated over the temporal patch, patches ordered by 2x2
+        merge window.
+        """
+        ip = self.image_processor
+        p, tp, m = ip.patch_size, ip.temporal_patch_size, ip.merge_size
+        x = torch.from_numpy(np.stack(frames)).to(self.device).permute(0, 3, 1, 2).float() / 255.0
+        mean = torch.tensor(ip.image_mean, device=self.device).view(1, 3, 1, 1)
+        std = torch.tensor(ip.image_std, device=self.device).view(1, 3, 1, 1)
+        x = (x - mean) / std
+        n, c, h, w = x.shape
+        gh, gw = h // p, w // p
+        x = x.unsqueeze(1).expand(n, tp, c, h, w).reshape(n, 1, tp, c, gh // m, m, p, gw // m, m, p)
+        x = x.permute(0, 1, 4, 7, 5, 8, 3, 2, 6, 9).reshape(n * gh * gw, c * tp * p * p)
+        grid = torch.tensor([[1, gh, gw]] * n, device=self.device)
+        return x, grid
 
     @torch.no_grad()
     def _encode_audio(self, uri: str) -> torch.Tensor | None:
