@@ -552,6 +552,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="launched graph: use the configured memory/state folders instead of fresh ones in the run's")
     p.add_argument('--linger', type=float, default=10.0, help='seconds to keep recording after the last message')
     p.add_argument('--score-only', metavar='DIR', default=None, help='re-score a finished replay folder')
+    p.add_argument('--offline', action='store_true',
+                   help='no ROS graph: run the scenario (YAML) or bag through the LightOmni facade in this process '
+                        'and score it (quick iteration; see lightomni_ros/eval/offline.py for its timing)')
     p.set_defaults(func=run)
 
 
@@ -566,6 +569,8 @@ def run(args: argparse.Namespace) -> int:
     if args.rate <= 0:
         print('error: --rate must be positive')
         return 2
+    if args.offline:
+        return _run_offline(args)
     # 640x480 frames exceed Fast DDS's 512 KB shared-memory segments and stall audio on the default transports
     import os
 
@@ -597,6 +602,24 @@ def run(args: argparse.Namespace) -> int:
     t = result.get('timing', {})
     print(f'  published {sum(t.get("published", {}).values())} messages in {t.get("duration_s", 0):.1f} s '
           f'(publish lag p50 {t.get("publish_lag_ms", {}).get("p50", 0):.1f} ms); recorded: {result.get("recorded")}')
+    return _print_summary(result)
+
+
+def _run_offline(args: argparse.Namespace) -> int:
+    from . import bagwriter, scenario
+    from .offline import run_offline
+
+    out = args.output or f'offline_{pathlib.Path(args.bag).resolve().stem}_{time.strftime("%Y%m%d-%H%M%S")}'
+    try:
+        result = run_offline(args.bag, out, remap=parse_remaps(args.remap))
+    except (scenario.ScenarioError, bagwriter.MediaError, FileNotFoundError, FileExistsError, ValueError) as exc:
+        print(f'error: {exc}')
+        return 2
+    t = result['timing']
+    print(f'offline run of {args.bag} -> {out}: {t["duration_s"]:.1f} s of input in {t["compute_s"]:.1f} s '
+          f'(+{t["model_load_s"]:.1f} s loading); recorded: {result["recorded"]}')
+    for p in result.get('problems', []):
+        print(f'  bag problem: {p["kind"]}{" [" + p["topic"] + "]" if p["topic"] else ""}: {p["text"]}')
     return _print_summary(result)
 
 
