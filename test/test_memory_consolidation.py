@@ -228,3 +228,8 @@ def test_export_import_roundtrip(tmp_path, embedder):
     with pytest.raises(RequestError, match=':2:'):
         c.import_jsonl(str(tmp_path / 'bad.jsonl'))
     c.close()
+
+
+def test_qwen3_needs_its_pack_in_models_dir(tmp_path):
+    with pytest.raises(FileNotFoundError, match='Qwen3-Embedding-0.6B'):
+        load_embedder('qwen3', models_dir=str(tmp_path))

@@ -555,6 +555,9 @@ class Consolidator:
                 for kind in (KIND_SEMANTIC, KIND_EPISODIC):
                     ids = self.store.entry_ids_mentioning(kind, face_id, words[1:])
                     for e in self.store.get_entries(kind, ids).values():
+                        text = e.content if isinstance(e, SemanticEntry) else ' '.join((e.visual, e.audio, e.response))
+                        if face_id not in e.face_ids and not pat.search(text):
+                            continue  # a substring hit only (e.g. "Ann" in "announce")
                         others = [f for f in e.face_ids if f != face_id]
                         red = self._redact_entry(e, pat) if others else None
                         removed[kind].append(e.id)
