@@ -26,7 +26,8 @@ class MemoryConfig:
     faiss_threads: int = param(1, 'OpenMP threads of FAISS (process-wide): 1 is fastest for single queries on a busy '
                                   'CPU (10x lower p99 measured on 2 shared cores); more speed up index rebuilds. '
                                   '0 keeps the FAISS default.', min=0, max=256)
-    hnsw_threshold: int = param(50000, 'Vectors per index above which exact inner-product search is replaced by HNSW.',
+    hnsw_threshold: int = param(10000, 'Vectors per index above which exact inner-product search is replaced by HNSW '
+                                       '(exact search is memory-bound past ~10k x 384-d: 0.5 ms at 10k, 5 ms at 25k).',
                                 min=1)
     hnsw_m: int = param(16, 'HNSW graph degree M.', min=4, max=128)
     hnsw_ef_construction: int = param(40, 'HNSW efConstruction (build quality).', min=8, max=1024)

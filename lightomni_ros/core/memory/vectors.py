@@ -46,7 +46,7 @@ def normalize_rows(x: np.ndarray) -> np.ndarray:
 class VectorIndex:
     """One FAISS index (``IndexIDMap2``) over the vectors of one memory kind."""
 
-    def __init__(self, dim: int, *, hnsw_threshold: int = 50000, hnsw_m: int = 16, ef_construction: int = 40,
+    def __init__(self, dim: int, *, hnsw_threshold: int = 10000, hnsw_m: int = 16, ef_construction: int = 40,
                  ef_search: int = 64, use_gpu: str = 'auto') -> None:
         self.dim = int(dim)
         self.hnsw_threshold = hnsw_threshold
