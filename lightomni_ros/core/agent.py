@@ -226,6 +226,7 @@ class LightOmni:
         self._sleep_ready: list[tuple[float, TopicOut]] = []   # Topics written in sleep time, due in memory at t
         self._sleep_free_at = 0.0
         self._id = 0
+        self._reminders_checked = float('-inf')
         self.sleep_seconds = 0.0        # wall time spent in sleep-time memory passes
         self.perception = None
         if perception:
@@ -239,16 +240,22 @@ class LightOmni:
         v = self.memory.global_state()
         self.engine.set_global_state(v.version, v.script)
 
-    def advance(self, now: float) -> AgentEvents:
-        """Move the sensor clock to ``now``: deliver sleep-time Topics and due reminders, close timed-out segments."""
+    def advance(self, now: float, segments: bool = True) -> AgentEvents:
+        """Move the sensor clock to ``now``: deliver sleep-time Topics and due reminders, close timed-out segments.
+
+        ``segments=False`` (after the end of the input) closes no segment by time-out.
+        """
         ev = AgentEvents()
         if now > self.now:
             self.now = now
         ev.topics.extend(self._deliver_topics(self.now))
-        for r in self.memory.fire_due(self.now):
-            ev.reminders.append(r)
-            ev.actions.append(self._reminder_action(r))
-        if self.perception is not None:
+        # checked at the consolidation node's reminder period, not on every 20 ms audio chunk
+        if self.now - self._reminders_checked >= self.cfg.consolidation.reminder_period_s:
+            self._reminders_checked = self.now
+            for r in self.memory.fire_due(self.now):
+                ev.reminders.append(r)
+                ev.actions.append(self._reminder_action(r))
+        if self.perception is not None and segments:
             seg = self.perception.segmenter.tick(self.now)
             if seg is not None:
                 ev.extend(self._handle_segment(seg, None))
@@ -311,7 +318,7 @@ class LightOmni:
             for seg, audio in self.perception.flush():
                 ev.extend(self._handle_segment(seg, audio))
         if self._sleep_ready:
-            ev.extend(self.advance(max(t for t, _ in self._sleep_ready)))
+            ev.extend(self.advance(max(t for t, _ in self._sleep_ready), segments=False))
         return ev
 
     def ask(self, text: str, at: float | None = None) -> AgentAction:

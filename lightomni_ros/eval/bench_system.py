@@ -49,9 +49,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--system-entries', type=float, default=1e6,
                         help='entries in the simulated 6-month store (default 1e6; --quick: 2e4)')
     parser.add_argument('--system-questions', type=int, default=0,
-                        help='spoken questions per horizon (default 6; --quick: 3)')
+                        help='spoken questions per horizon (default 6; --quick: 2)')
     parser.add_argument('--system-sleep-segments', type=int, default=0,
-                        help='30 s segments consolidated for sleep_rtf (default 9: one S_g merge; --quick: 2)')
+                        help='30 s segments consolidated for sleep_rtf (default 9: one S_g merge; --quick: 1)')
 
 
 def _utterance(rng: random.Random, i: int, words: int = 75) -> str:
@@ -194,23 +194,31 @@ def _plot(out: pathlib.Path, lat: dict[str, dict[str, float]], seg_s: list[float
 def run(args: argparse.Namespace, report: Report) -> None:
     """Measure answer latency by memory horizon and the sleep-time real-time factor."""
     from ..core.agent import AgentConfigs, LightOmni
+    from ..core.memory.config import MemoryConfig
     from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
+    from ..core.reflex.config import BackboneConfig
     from ..core.reflex.types import SegmentInput
 
     quick = bool(getattr(args, 'quick', False))
     entries = int(2e4 if quick and args.system_entries == 1e6 else args.system_entries)
-    n_q = args.system_questions or (3 if quick else 6)
-    n_sleep = args.system_sleep_segments or (2 if quick else 9)
+    n_q = args.system_questions or (2 if quick else 6)
+    n_sleep = args.system_sleep_segments or (1 if quick else 9)
     horizons = [(n, s // SEGMENT_S) for n, s in HORIZONS]
-    if quick:   # a week instead of 6 months: the S_g simulation dominates otherwise
-        horizons[2] = ('6mo', 7 * 86400 // SEGMENT_S)
+    if quick:   # smoke test: a day instead of 6 months, a 1024-token S_g budget, short replies (not comparable)
+        horizons[2] = ('6mo', 86400 // SEGMENT_S)
+
+    def configs() -> AgentConfigs:
+        if not quick:
+            return AgentConfigs()
+        return AgentConfigs(memory=MemoryConfig(state_max_tokens=1024),
+                            backbone=BackboneConfig(max_new_tokens=16, memory_max_new_tokens=32))
     out = pathlib.Path(args.json_path).resolve().parent if getattr(args, 'json_path', None) else \
         pathlib.Path('bench_out').resolve()
     out.mkdir(parents=True, exist_ok=True)
     work = pathlib.Path(tempfile.mkdtemp(prefix='lightomni_bench_system_'))
     try:
         t = time.perf_counter()
-        first = LightOmni(work / 'mem_1min', AgentConfigs(), sleep_work=False)
+        first = LightOmni(work / 'mem_1min', configs(), sleep_work=False)
         d = first.engine.describe()
         report.figure('model_load_s', round(time.perf_counter() - t, 1), 's',
                       f'{d["backbone"]["name"]} ({d["backbone"]["kind"]}, {d["backbone"]["decoder_params_m"]} M, '
@@ -219,13 +227,14 @@ def run(args: argparse.Namespace, report: Report) -> None:
         report.note('memory: 1min and 2h consolidated through the consolidation core with real embeddings '
                     '(extractive merges while filling); 6mo SIMULATED: S_g by the merge tree over '
                     f'{horizons[2][1]} segments of 30 s (extractive merges) + {entries} synthetic store rows with '
-                    'random unit vectors' + (' (--quick: one week of S_g)' if quick else ''))
+                    'random unit vectors' + (' (--quick: one day of S_g, 1024-token S_g budget, 16/32-token '
+                                             'replies: not comparable)' if quick else ''))
         questions = [_speech_chunks(q) for q in (QUESTIONS * 2)[:n_q]]
         t0 = 1.7e9
         lat: dict[str, dict[str, float]] = {}
         agents = []
         for name, segments in horizons:
-            agent = first if name == '1min' else LightOmni(work / f'mem_{name}', AgentConfigs(), engine=first.engine,
+            agent = first if name == '1min' else LightOmni(work / f'mem_{name}', configs(), engine=first.engine,
                                                            embedder=first.embedder, sleep_work=False)
             agents.append(agent)
             if name == '6mo':
@@ -238,19 +247,23 @@ def run(args: argparse.Namespace, report: Report) -> None:
             report.figure(f'memory.{name}', {'segments': segments, 'sg_nodes': nodes, 'sg_tokens': v.script_tokens,
                                              'entries': stored, 'fill_s': round(took, 1)}, '',
                           f'S_g {nodes} nodes, {v.script_tokens} tokens')
-            ms, retr = [], []
+            ms, stages = [], []
             for chunks in questions:
                 took_ms, act = _ask_spoken(agent, chunks)
                 if act is None:
                     report.note(f'{name}: a question produced no Action')
                     continue
                 ms.append(took_ms)
-                retr.append(act.latency_ms.get('retrieval', 0.0))
+                stages.append(act.latency_ms)
+            if not ms:
+                raise RuntimeError(f'{name}: no question was answered')
             warm = float(np.median(ms[1:])) if len(ms) > 1 else float(ms[0])
-            lat[name] = {'warm': warm, 'cold': float(ms[0]), 'retrieval_p50': float(np.median(retr))}
+            split = {k: round(float(np.median([s.get(k, 0.0) for s in stages[1:] or stages])), 1)
+                     for k in ('asr', 'reflex', 'retrieval', 'generation')}
+            lat[name] = {'warm': warm, 'cold': float(ms[0])}
             report.figure(f'answer_latency_ms.{name}', round(warm, 1), 'ms',
-                          f'warm p50 of {len(ms) - 1}; cold {ms[0]:.0f} ms; retrieval p50 '
-                          f'{np.median(retr):.1f} ms')
+                          f'warm p50 of {len(ms) - 1}; cold {ms[0]:.0f} ms')
+            report.figure(f'answer_stages_ms.{name}', split, 'ms', 'warm p50 per stage')
         report.figure('answer_latency_cold_ms', {n: round(v['cold'], 1) for n, v in lat.items()}, 'ms')
         report.figure('answer_latency_ratio_2h_1min', round(lat['2h']['warm'] / lat['1min']['warm'], 3), 'x')
         report.figure('answer_latency_ratio_6mo_1min', round(lat['6mo']['warm'] / lat['1min']['warm'], 3), 'x',

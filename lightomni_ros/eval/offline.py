@@ -177,7 +177,7 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
         if last_ns is not None:
             col.events(agent.flush())
             col.state(agent)
-            col.events(agent.advance(last_ns * 1e-9 + 10.0))
+            col.events(agent.advance(last_ns * 1e-9 + 10.0, segments=False))
             col.state(agent)
         problems = [dataclasses.asdict(p) for p in reader.problems]
         bag_start = reader.start_ns if first_ns is None else first_ns

@@ -1,0 +1,31 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Smoke test of ``lightomni bench system --quick --json``: it runs end to end and writes the issue's keys."""
+
+import json
+import os
+import pathlib
+import subprocess
+import sys
+
+REPO = pathlib.Path(__file__).resolve().parents[1]
+
+
+def test_bench_system_quick_writes_keys_and_plots(tmp_path):
+    out = tmp_path / 'system.json'
+    env = dict(os.environ, HF_HUB_OFFLINE='1', TRANSFORMERS_OFFLINE='1')
+    proc = subprocess.run([sys.executable, '-m', 'lightomni_ros.cli', 'bench', 'system', '--quick', '--json',
+                           str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    fig = json.loads(out.read_text())
+    for key in ('answer_latency_ratio_6mo_1min', 'sleep_rtf', 'answer_latency_ratio_2h_1min'):
+        assert isinstance(fig[key], float) and fig[key] > 0, (key, fig.get(key))
+    assert set(fig['answer_latency_ms']) == {'1min', '2h', '6mo'}
+    assert all(v > 0 for v in fig['answer_latency_ms'].values())
+    # the memory really grew with the horizon (S_g and store), and the summary table was printed
+    mem = fig['memory']
+    assert mem['1min']['entries'] < mem['2h']['entries'] < mem['6mo']['entries']
+    assert mem['1min']['sg_nodes'] <= mem['2h']['sg_nodes']
+    assert 'ratio 6mo/1min' in proc.stdout
+    assert (tmp_path / 'system_answer_latency.png').stat().st_size > 1000
+    assert (tmp_path / 'system_sleep_rtf.png').stat().st_size > 1000
