@@ -101,6 +101,14 @@ def test_index_search_remove_persist(tmp_path, threshold):
     assert vectors.load(path, idx) is None  # corrupt: the owner rebuilds from SQLite
 
 
+def test_gpu_on_without_gpu_is_a_clear_error():
+    if vectors.gpu_count():
+        pytest.skip('a GPU is visible')
+    with pytest.raises(ValueError, match='no GPU'):
+        vectors.VectorIndex(8, use_gpu='on')
+    assert vectors.VectorIndex(8, use_gpu='auto').search(np.ones((1, 8)), 2)[1].tolist() == [[-1, -1]]
+
+
 def test_index_rejects_wrong_dimension():
     idx = vectors.VectorIndex(8)
     with pytest.raises(ValueError):

@@ -55,7 +55,9 @@ class VectorIndex:
         self.ef_search = ef_search
         self.tombstones: set[int] = set()
         self._selector: Any = None
-        self._gpu_wanted = use_gpu == 'on' or (use_gpu == 'auto' and gpu_count() > 0)
+        if use_gpu == 'on' and gpu_count() == 0:
+            raise ValueError('use_gpu is "on" but FAISS sees no GPU (faiss-gpu not installed, or no CUDA device)')
+        self._gpu_wanted = use_gpu != 'off' and gpu_count() > 0
         self._gpu: Any = None
         self._gpu_ids: np.ndarray | None = None
         self._gpu_res: Any = None
