@@ -188,12 +188,13 @@ class LightOmni:
 
     ``memory_dir`` overrides ``configs.memory.memory_dir``; ``perception=False`` skips loading the perception
     models (feed :meth:`answer` / :meth:`ask` directly). ``engine`` and ``embedder`` let tests and benchmarks
-    share loaded models.
+    share loaded models. ``time_scale`` multiplies measured compute before it is added to the sensor clock
+    (1: as fast as this machine; 0.25: a 4x faster one; 0: instantaneous, to judge answers and memory alone).
     """
 
     def __init__(self, memory_dir: str | pathlib.Path | None = None, configs: AgentConfigs | None = None, *,
                  perception: bool = True, engine: ReflexEngine | None = None, embedder: Any = None,
-                 sleep_work: bool = True) -> None:
+                 sleep_work: bool = True, time_scale: float = 1.0) -> None:
         from .memory.embedder import load_embedder
 
         c = configs or AgentConfigs()
@@ -205,6 +206,8 @@ class LightOmni:
         self.cfg = c
         self.now = 0.0
         self.sleep_work = sleep_work
+        # measured compute -> sensor time: 1 = this machine's speed, 0 = instantaneous (answer quality only)
+        self.time_scale = float(time_scale)
         models_dir = c.models.models_dir
         t0 = time.perf_counter()
         self.embedder = embedder or load_embedder(c.memory.embedding_backend, models_dir, c.memory.embedding_device,
@@ -371,7 +374,7 @@ class LightOmni:
         if audio is not None and self.perception is not None:
             self.perception.finish(seg, audio)
         asr_ms = (time.perf_counter() - t0) * 1000.0
-        ev.segments.append((max(self.now, self._busy_until) + asr_ms / 1000.0, seg))
+        ev.segments.append((max(self.now, self._busy_until) + self.time_scale * asr_ms / 1000.0, seg))
         sin = segment_input(seg, self.engine.backbone.kind == 'omni')
         t1 = time.perf_counter()
         d = self._decide(sin)
@@ -384,7 +387,7 @@ class LightOmni:
 
     def _segment_action(self, seg: SegmentInput, d: Decision, compute_ms: float, ready: float) -> AgentAction:
         start = max(ready, self._busy_until)
-        t = start + compute_ms / 1000.0
+        t = start + self.time_scale * compute_ms / 1000.0
         self._busy_until = t
         act = AgentAction(d.segment_id, SOURCE_SEGMENT, d.p_speech, d.p_search, d.speak, d.search,
                           d.response if d.speak else '', list(d.memory_ids), d.backend, seg.speech_end, t,
@@ -400,7 +403,7 @@ class LightOmni:
         if topic is None:   # only a stop request interrupts it, and none is given here
             return
         start = max(answered_at + self.cfg.reflex.sleep_idle_s, self._sleep_free_at)
-        self._sleep_free_at = start + took
+        self._sleep_free_at = start + self.time_scale * took
         self._sleep_ready.append((self._sleep_free_at, topic))
         self.sleep_seconds += took
 

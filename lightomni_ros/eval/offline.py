@@ -110,7 +110,7 @@ def _inputs(reader: Any) -> dict[str, str]:
 
 
 def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, remap: dict[str, str] | None = None,
-                configs: Any = None, agent: Any = None) -> dict[str, Any]:
+                configs: Any = None, agent: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
     """Run a scenario (YAML, rendered to a bag first) or a bag through the facade; score; return the result."""
     from ..core.agent import AgentConfigs, LightOmni
     from ..core.perception.frames import ImageFormatError, decode_compressed, decode_image
@@ -131,7 +131,7 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
     t_start = time.perf_counter()
     own = agent is None
     if own:
-        agent = LightOmni(out / 'state' / 'memory', configs or AgentConfigs())
+        agent = LightOmni(out / 'state' / 'memory', configs or AgentConfigs(), time_scale=time_scale)
     load_s = time.perf_counter() - t_start
     col = Collector()
     counts: dict[str, int] = {}
@@ -188,7 +188,7 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
     result: dict[str, Any] = {
         'mode': 'offline', 'bag': str(bag), 'output_bag': str(out / 'outputs.json'), 'namespace': '',
         'timing': {'wall_start_ns': int(bag_start or 0), 'bag_start_ns': int(bag_start or 0), 'rate': 1.0,
-                   'restamp_offset_ns': 0, 'published': counts,
+                   'restamp_offset_ns': 0, 'published': counts, 'time_scale': agent.time_scale,
                    'duration_s': round(((last_ns or 0) - (first_ns or 0)) / 1e9, 3),
                    'compute_s': round(compute_s, 3), 'model_load_s': round(load_s, 3),
                    'sleep_time_s': round(agent.sleep_seconds, 3)},

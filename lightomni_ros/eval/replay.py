@@ -555,6 +555,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--offline', action='store_true',
                    help='no ROS graph: run the scenario (YAML) or bag through the LightOmni facade in this process '
                         'and score it (quick iteration; see lightomni_ros/eval/offline.py for its timing)')
+    p.add_argument('--time-scale', type=float, default=1.0,
+                   help='offline: factor on measured compute when placing outputs in time (1: this machine; '
+                        '0: instantaneous, to judge answers and memory alone)')
     p.set_defaults(func=run)
 
 
@@ -611,7 +614,9 @@ def _run_offline(args: argparse.Namespace) -> int:
 
     out = args.output or f'offline_{pathlib.Path(args.bag).resolve().stem}_{time.strftime("%Y%m%d-%H%M%S")}'
     try:
-        result = run_offline(args.bag, out, remap=parse_remaps(args.remap))
+        if args.time_scale < 0:
+            raise ValueError('--time-scale must not be negative')
+        result = run_offline(args.bag, out, remap=parse_remaps(args.remap), time_scale=args.time_scale)
     except (scenario.ScenarioError, bagwriter.MediaError, FileNotFoundError, FileExistsError, ValueError) as exc:
         print(f'error: {exc}')
         return 2
