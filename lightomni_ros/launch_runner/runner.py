@@ -89,8 +89,15 @@ def resolve_executable(package: str | None, executable: str) -> list[str]:
 
 
 def _params_file(params: dict, tmpdir: pathlib.Path, label: str) -> str:
+    nested: dict = {}
+    for key, value in params.items():  # 'models.models_dir' -> {'models': {'models_dir': ...}}, as launch_ros does
+        node = nested
+        *parents, leaf = str(key).split('.')
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
     path = tmpdir / f'{label}_params.yaml'
-    path.write_text(yaml.safe_dump({'/**': {'ros__parameters': params}}, sort_keys=False))
+    path.write_text(yaml.safe_dump({'/**': {'ros__parameters': nested}}, sort_keys=False))
     return str(path)
 
 
