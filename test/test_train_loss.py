@@ -109,3 +109,18 @@ def test_interrupted_run_resumes_exactly(tmp_path):
     hist2, resumed = _fit(tmp_path / 'b')
     assert hist2 == hist and torch.equal(straight.weight, resumed.weight)
     assert hist[-1]['loss'] < hist[0]['loss']
+
+
+def test_action_head_refit_fits_and_keeps_the_head_form():
+    torch.manual_seed(0)
+    heads = LatentHeads(8, 4, n_prompts=4, projection_hidden=6, seed=1)
+    states = torch.randn(200, 4, 8) * torch.tensor([50.0, 1, 1, 1, 1, 1, 1, 0.1])   # badly scaled features
+    h_act = states[:, :2].mean(1)
+    labels = torch.stack([(h_act[:, 1] > 0), (h_act[:, 1] + h_act[:, 2] > 0.5)], 1).float()
+    proj_before = [p.clone() for p in heads.proj.parameters()]
+    r = T.refit_action_head(heads, states, labels, l2=1e-4)
+    assert r['bce_after'] < 0.2 < r['bce_before']
+    # the refit head is still FC + sigmoid on h_act (what the node runs), and it predicts the labels
+    p, _ = heads(states)
+    assert ((p >= 0.5).float() == labels).float().mean() > 0.95
+    assert all(torch.equal(a, b) for a, b in zip(proj_before, heads.proj.parameters()))

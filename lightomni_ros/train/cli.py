@@ -35,6 +35,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--data', default=None, help='folder for the synthesized splits (default: in the cache)')
     p.add_argument('--no-resume', action='store_true', help='ignore a checkpoint of an interrupted run')
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
+    p.add_argument('--refit-only', action='store_true',
+                   help='only stage 2 on the reaction weights already in --out: refit the action head on frozen h_act')
     for flag, typ in FLAGS.items():
         p.add_argument('--' + flag.replace('_', '-'), dest=flag, type=typ, default=None,
                        help=f'override the recipe\'s {flag}')
@@ -54,6 +56,23 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or str(shipped_models_dir() if args.adapter == 'reaction' else cache_dir() / 'trained')
     cfg = T.config_from(args.recipe, out_dir=out, resume=not args.no_resume, progress=not args.no_progress,
                         data_dir=args.data, **{k: getattr(args, k) for k in FLAGS})
+    if args.adapter == 'reaction' and args.refit_only:
+        from .shipped import write_sums
+
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        folders = ensure_splits(args.data or cache_dir() / 'train_data', *T.default_synth_configs(), seed=cfg.seed)
+        split = load_split(folders['train'])
+        last = max(e['stream'] for e in split['examples'])
+        r = T.refit_saved(cfg, split, validate_streams=(last,))
+        print(f'action head refit: {json.dumps(r)}')
+        report = pathlib.Path(out) / 'TRAINING.json'
+        if report.is_file():
+            rep = json.loads(report.read_text())
+            rep['action_refit'] = r | {'applied_by': 'lightomni train --refit-only'}
+            report.write_text(json.dumps(rep, indent=1) + '\n')
+        write_sums(out)
+        return 0
     if args.adapter == 'reaction':
         s = T.regenerate(cfg, args.data)
         print(f'reaction adapter + heads: {s["examples"]} examples, {cfg.steps} steps of {cfg.batch} '

@@ -72,6 +72,7 @@ class TrainConfig:
     batch: int = 16
     lr: float = 2e-4                  # LoRA
     head_lr: float = 1e-3             # soft prompts and heads
+    proj_lr: float = 0.0              # projection head (0: head_lr); Adam moves z_ret by about proj_lr x 5000 per step
     weight_decay: float = 0.0
     warmup: float = 0.05
     min_lr_ratio: float = 0.1
@@ -87,6 +88,9 @@ class TrainConfig:
     checkpoint_every: int = 50
     resume: bool = True
     progress: bool = True
+    dataset_loss: bool = False        # also report the loss over the whole training set before and after
+    refit_action: bool = True         # stage 2: fit the action head to convergence on frozen h_act
+    refit_l2: float = 1e-3
 
 
 RECIPES: dict[str, dict[str, Any]] = {
@@ -586,8 +590,7 @@ def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None,
     text_emb = data.text_emb.to(backbone.device)
     labels = data.labels.to(backbone.device)
 
-    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
-        idx = torch.randint(len(data), (cfg.batch,), generator=gen).tolist()
+    def batch_loss(idx: list[int], gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
         if cached:
             states = cached_soft_states(backbone, heads, [caches[i] for i in idx], split)
         else:
@@ -602,13 +605,41 @@ def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None,
         return reaction_loss(logits, labels[idx], fused, mem_emb[keys] if rows else None, pos, ids,
                              cfg.lambda_nce, cfg.temperature)
 
+    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
+        return batch_loss(torch.randint(len(data), (cfg.batch,), generator=gen).tolist(), gen)
+
+    @torch.no_grad()
+    def dataset_loss() -> float:
+        """Mean loss over the whole training set in fixed batches (dropout off), for before/after comparisons."""
+        model.eval()
+        gen = torch.Generator().manual_seed(cfg.seed)
+        losses = [batch_loss(list(range(i, min(i + cfg.batch, len(data)))), gen)[0].item()
+                  for i in range(0, len(data), cfg.batch)]
+        model.train()
+        return float(np.mean(losses))
+
+    before = dataset_loss() if cfg.dataset_loss else None
+    proj = list(heads.proj.parameters())
     groups = [{'params': lora_parameters(model), 'lr': cfg.lr},
-              {'params': list(heads.parameters()), 'lr': cfg.head_lr}]
+              {'params': [p for p in heads.parameters() if all(p is not q for q in proj)], 'lr': cfg.head_lr},
+              {'params': proj, 'lr': cfg.proj_lr or cfg.head_lr}]
     modules = {'heads': dict(heads.named_parameters()), 'lora': _lora_state(model, 'reaction')}
     work = _work_dir(cfg, 'reaction')
     t_train = time.time()
     history = run_loop(cfg, groups, modules, step_fn, work, 'reaction')
     t_train = time.time() - t_train
+    refit = None
+    if cfg.refit_action:
+        model.eval()
+        with torch.no_grad():
+            if cached:
+                states = torch.cat([cached_soft_states(backbone, heads, caches[i:i + cfg.batch], split)
+                                    for i in range(0, len(data), cfg.batch)])
+            else:
+                states = torch.stack([full_soft_states(backbone, heads, *c) for c in data.contexts])
+        refit = refit_action_head(heads, states, data.labels, cfg.refit_l2)
+        model.train()
+    after = dataset_loss() if cfg.dataset_loss else None
     out = pathlib.Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     heads.eval()
@@ -621,8 +652,88 @@ def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None,
     summary = {'examples': len(data), 'path': 'cached' if cached else 'full', 'lora_layers': layers,
                'loss_first20': float(first), 'loss_last20': float(last), 'cache_s': round(t_cache, 1),
                'train_s': round(t_train, 1), 'total_s': round(time.time() - t0, 1), 'heads': str(out / HEADS_FILE),
-               'adapter': str(adapter), 'history': history}
+               'adapter': str(adapter), 'history': history, 'dataset_loss_before': before,
+               'dataset_loss_after': after, 'action_refit': refit}
     return summary
+
+
+def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams: Sequence[int] = ()) -> dict[str, Any]:
+    """Apply stage 2 (:func:`refit_action_head`) to reaction weights already in ``cfg.out_dir``.
+
+    With ``validate_streams``, first fit on the other training streams and report trigger F1 on those streams
+    before/after (a check on training data only), then fit on everything and save the heads.
+    """
+    from peft import PeftModel
+
+    from ..core.reflex.latent import LatentHeads
+
+    out = pathlib.Path(cfg.out_dir)
+    backbone = load_backbone(cfg)
+    embedder = load_text_embedder()
+    backbone.model = PeftModel.from_pretrained(backbone.model, str(out / 'adapters' / 'reaction'),
+                                               adapter_name='reaction', is_trainable=False).eval()
+    heads = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden, cfg.seed)
+    if not heads.load(out / HEADS_FILE):
+        raise FileNotFoundError(f'no reaction heads in {out}')
+    data = ReactionData(train_split, backbone, embedder, cfg.max_tokens, cfg.max_examples, cfg.progress)
+    from tqdm import tqdm
+
+    with torch.no_grad():
+        states = torch.stack([full_soft_states(backbone, heads, *c)
+                              for c in tqdm(data.contexts, desc='h_act', disable=not cfg.progress)])
+    report: dict[str, Any] = {}
+    if validate_streams:
+        val = torch.tensor([e['stream'] in validate_streams for e in data.examples])
+        trial = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden, cfg.seed)
+        trial.load_state_dict(heads.state_dict())
+
+        def f1s(h) -> list[float]:
+            with torch.no_grad():
+                p = torch.sigmoid(act_logits_of(h, states[val])) >= 0.5
+            y = data.labels[val].bool()
+            return [float(2 * (p[:, j] & y[:, j]).sum() / max(1, int(p[:, j].sum() + y[:, j].sum())))
+                    for j in range(2)]
+        report['validation_f1_before'] = f1s(trial)
+        refit_action_head(trial, states[~val], data.labels[~val], cfg.refit_l2)
+        report['validation_f1_after'] = f1s(trial)
+    report.update(refit_action_head(heads, states, data.labels, cfg.refit_l2))
+    heads.save(out / HEADS_FILE, trained=True)
+    return report
+
+
+def refit_action_head(heads, states: torch.Tensor, labels: torch.Tensor, l2: float = 1e-3,
+                      iters: int = 200) -> dict[str, float]:
+    """Stage 2: fit the action head FC to convergence on the (frozen) h_act of every training example.
+
+    The same BCE as stage 1, full batch with L-BFGS on standardised features (folded back into the FC afterwards)
+    and a small L2 penalty; stage 1's few hundred noisy minibatch steps leave the linear head far from its optimum.
+    Returns the BCE before and after.
+    """
+    half = heads.n_prompts // 2
+    x = states[:, :half, :].mean(1).float().detach()
+    y = labels.float().to(x.device)
+    mu, sd = x.mean(0), x.std(0).clamp(min=1e-4)
+    z = (x - mu) / sd
+    with torch.no_grad():
+        before = F.binary_cross_entropy_with_logits(heads.action(x), y).item()
+        w0 = heads.action.weight * sd          # the current head in standardised coordinates
+        b0 = heads.action.bias + heads.action.weight @ mu
+    w = w0.clone().requires_grad_(True)
+    b = b0.clone().requires_grad_(True)
+    opt = torch.optim.LBFGS([w, b], lr=1.0, max_iter=iters, line_search_fn='strong_wolfe')
+
+    def closure() -> torch.Tensor:
+        opt.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(z @ w.T + b, y) + l2 * (w ** 2).sum()
+        loss.backward()
+        return loss
+
+    opt.step(closure)
+    with torch.no_grad():
+        heads.action.weight.copy_(w / sd)
+        heads.action.bias.copy_(b - (w / sd) @ mu)
+        after = F.binary_cross_entropy_with_logits(heads.action(x), y).item()
+    return {'bce_before': before, 'bce_after': after}
 
 
 # -- next-token training of the memory and generation adapters -----------------------------------------------------
@@ -719,6 +830,7 @@ def regenerate(cfg: TrainConfig, data_dir: str | pathlib.Path | None = None) -> 
     _portable_adapter_config(out / 'adapters' / 'reaction' / 'adapter_config.json')
     report = {k: v for k, v in summary.items() if k not in ('history', 'heads', 'adapter')}
     report.update(config=dataclasses.asdict(cfg) | {'data_dir': '', 'out_dir': '', 'work_dir': ''},
+                  action_refit=summary.get('action_refit'),
                   train_split=json.loads((folders['train'] / 'meta.json').read_text()),
                   wall_s=round(time.time() - t0, 1), torch_threads=torch.get_num_threads(),
                   loss_every_25=[h['loss'] for h in summary['history'][::25]])
