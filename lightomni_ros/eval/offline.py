@@ -186,7 +186,8 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
         agent.close()
     (out / 'outputs.json').write_text(json.dumps(col.jsonable(), indent=1, default=str))
     result: dict[str, Any] = {
-        'mode': 'offline', 'bag': str(bag), 'output_bag': str(out / 'outputs.json'), 'namespace': '',
+        'mode': 'offline', 'bag': str(bag), 'output_bag': str(out / 'outputs.json'),
+        'namespace': '(none: offline LightOmni facade)',
         'timing': {'wall_start_ns': int(bag_start or 0), 'bag_start_ns': int(bag_start or 0), 'rate': 1.0,
                    'restamp_offset_ns': 0, 'published': counts, 'time_scale': agent.time_scale,
                    'duration_s': round(((last_ns or 0) - (first_ns or 0)) / 1e9, 3),
