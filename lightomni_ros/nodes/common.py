@@ -12,6 +12,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
+from rclpy.lifecycle import LifecycleNode, LifecycleState
 from rclpy.node import Node
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
@@ -147,6 +148,24 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
         pass
     finally:
         if node is not None:
+            _finish_lifecycle(node)
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def _finish_lifecycle(node: Node) -> None:
+    """Run a lifecycle node's on_shutdown callback on Ctrl-C, as a lifecycle manager would have.
+
+    It stops the node's worker threads and releases models; skipping it leaves threads inside native code (torch,
+    onnxruntime, DDS) while the interpreter exits, which aborts the process. rclpy's signal handler has already shut
+    the context down, so the state machine cannot run the transition; the callback is called directly.
+    """
+    if not isinstance(node, LifecycleNode):
+        return
+    try:
+        state_id, label = node._state_machine.current_state
+        if label != 'finalized':
+            node.on_shutdown(LifecycleState(label, state_id))
+    except Exception as exc:  # noqa: BLE001 - best effort while exiting; the reason is logged
+        node.get_logger().warning(f'shutdown on exit failed: {exc}')

@@ -198,6 +198,7 @@ class ReflexNode(LifecycleNode):
                                 error_ms={'reflex': self.cfg.error_reflex_ms})
         self._describe_diag()
         self._stop.clear()
+        self.engine.preemption.resume()
         self._threads = [threading.Thread(target=self._user_loop, name='reflex-user', daemon=True),
                          threading.Thread(target=self._sleep_loop, name='reflex-sleep', daemon=True)]
         for t in self._threads:
@@ -217,6 +218,8 @@ class ReflexNode(LifecycleNode):
             self.diag.set(f'adapter.{name}', where)
 
     def _teardown(self) -> None:
+        if self.engine is not None:
+            self.engine.preemption.halt()   # a model call in progress ends at its next token
         self._stop.set()
         with self._wake:
             self._wake.notify_all()

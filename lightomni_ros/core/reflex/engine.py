@@ -281,7 +281,7 @@ class ReflexEngine:
             response = ''
             if speak:
                 t0 = time.perf_counter()
-                response, _ = self.respond(seg, memories)
+                response, _ = self.respond(seg, memories, stop=self.preemption.halted)
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if not response:
                     notes.append('empty response from the model')

@@ -177,8 +177,21 @@ class Preemption:
 
     def __init__(self) -> None:
         self._waiting = 0
+        self._halted = False
         self._lock = threading.Lock()
         self.delays_ms: collections.deque[float] = collections.deque(maxlen=256)
+
+    def halt(self) -> None:
+        """Stop every model call at its next token until :meth:`resume` (node deactivation, shutdown)."""
+        self._halted = True
+
+    def resume(self) -> None:
+        """Allow model calls again."""
+        self._halted = False
+
+    def halted(self) -> bool:
+        """Whether model calls must stop now."""
+        return self._halted
 
     def request(self) -> None:
         """A user pass wants the model (sleep-time work yields at its next model-call boundary)."""
@@ -196,4 +209,4 @@ class Preemption:
 
     def pending(self) -> bool:
         """Whether sleep-time work should yield now."""
-        return self._waiting > 0
+        return self._halted or self._waiting > 0
