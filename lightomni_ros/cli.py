@@ -28,7 +28,8 @@ VERBS = {
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser with every verb registered."""
-    parser = argparse.ArgumentParser(prog='lightomni', description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog='lightomni', description='Light-Omni for ROS 2: long-term memory and '
+                                     'reflex responses (verbs in the habit of ros2 <verb>).')
     parser.add_argument('-v', '--verbose', action='store_true', help='debug logging')
     sub = parser.add_subparsers(dest='verb', metavar='VERB', required=True)
     for module in VERBS.values():
