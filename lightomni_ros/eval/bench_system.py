@@ -196,7 +196,7 @@ def run(args: argparse.Namespace, report: Report) -> None:
     from ..core.agent import AgentConfigs, LightOmni
     from ..core.memory.config import MemoryConfig
     from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
-    from ..core.reflex.config import BackboneConfig
+    from ..core.reflex.config import BackboneConfig, ExportConfig
     from ..core.reflex.types import SegmentInput
 
     quick = bool(getattr(args, 'quick', False))
@@ -204,13 +204,13 @@ def run(args: argparse.Namespace, report: Report) -> None:
     n_q = args.system_questions or (2 if quick else 6)
     n_sleep = args.system_sleep_segments or (1 if quick else 9)
     horizons = [(n, s // SEGMENT_S) for n, s in HORIZONS]
-    if quick:   # smoke test: a day instead of 6 months, a 1024-token S_g budget, short replies (not comparable)
+    if quick:   # smoke test: a day instead of 6 months, 1024-token S_g, short replies, torch (not comparable)
         horizons[2] = ('6mo', 86400 // SEGMENT_S)
 
     def configs() -> AgentConfigs:
         if not quick:
             return AgentConfigs()
-        return AgentConfigs(memory=MemoryConfig(state_max_tokens=1024),
+        return AgentConfigs(memory=MemoryConfig(state_max_tokens=1024), export=ExportConfig(backend='torch'),
                             backbone=BackboneConfig(max_new_tokens=16, memory_max_new_tokens=32))
     out = pathlib.Path(args.json_path).resolve().parent if getattr(args, 'json_path', None) else \
         pathlib.Path('bench_out').resolve()
@@ -228,7 +228,7 @@ def run(args: argparse.Namespace, report: Report) -> None:
                     '(extractive merges while filling); 6mo SIMULATED: S_g by the merge tree over '
                     f'{horizons[2][1]} segments of 30 s (extractive merges) + {entries} synthetic store rows with '
                     'random unit vectors' + (' (--quick: one day of S_g, 1024-token S_g budget, 16/32-token '
-                                             'replies: not comparable)' if quick else ''))
+                                             'replies, torch reflex pass: not comparable)' if quick else ''))
         questions = [_speech_chunks(q) for q in (QUESTIONS * 2)[:n_q]]
         t0 = 1.7e9
         lat: dict[str, dict[str, float]] = {}
