@@ -153,8 +153,22 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
         for name, qs in (('fused', fused), ('text', text)):
             snr[name], mats[name], _ = similarity_snr(_norm(np.stack([qs[i] for i in noisy])), gv, gids)
     res['snr'] = snr
+    # the ratio's two terms: a near-zero mean similarity to the other entries makes the ratio large
+    res['snr_terms'] = {name: {'gold': float(np.mean([m[i, j] for i, j in enumerate(_own(noisy, exs))])),
+                               'others': float((m.sum() - sum(m[i, j] for i, j in enumerate(_own(noisy, exs))))
+                                               / max(1, m.size - len(noisy)))}
+                        for name, m in mats.items()}
     res['_matrices'] = mats
     return res
+
+
+def _own(rows: Sequence[int], exs: Sequence[dict[str, Any]]) -> list[int]:
+    """Column of each row's gold entry in the matrix of :func:`similarity_snr` (distinct golds in first-seen order)."""
+    cols: list[Any] = []
+    for i in rows:
+        if exs[i]['gold'] not in cols:
+            cols.append(exs[i]['gold'])
+    return [cols.index(exs[i]['gold']) for i in rows]
 
 
 def plot_matrices(mats: dict[str, np.ndarray], snr: dict[str, float], path: str | pathlib.Path) -> pathlib.Path:
@@ -199,6 +213,8 @@ def print_report(res: dict[str, Any]) -> None:
     if res['snr']:
         print(f'  similarity-matrix SNR over {res["snr_queries"]} noisy queries: fused {res["snr"]["fused"]:.3f}  '
               f'text only {res["snr"]["text"]:.3f}  (ratio {res["snr"]["fused"] / res["snr"]["text"]:.3f})')
+        for name, t in res.get('snr_terms', {}).items():
+            print(f'    {name:<6} mean similarity to the gold entry {t["gold"]:.3f}, to the others {t["others"]:.3f}')
 
 
 def register(sub: argparse._SubParsersAction) -> None:
