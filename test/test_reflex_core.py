@@ -50,7 +50,7 @@ def test_question_yields_action(engine):
     assert abs(float(np.linalg.norm(d.query)) - 1.0) < 1e-4
     assert d.response.strip(), d
     assert d.memory_ids == ['profile:<face_1>', 'semantic:3']
-    assert 'heads untrained' in d.notes
+    assert ('heads untrained' in d.notes) == (not engine.heads.trained)
     vec, text, ks, ke, faces = engine.memory.queries[-1]
     assert np.allclose(vec, d.query) and ks == 12 and ke == 4 and faces == ['<face_1>']
     assert {'reflex', 'retrieval', 'generation'} <= set(d.latency_ms)

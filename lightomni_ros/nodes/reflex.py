@@ -343,6 +343,7 @@ class ReflexNode(LifecycleNode):
 
     def _sleep_loop(self) -> None:
         eng = self.engine
+        preempted: dict[int, int] = {}   # segment id -> times its memory pass was interrupted
         while not self._stop.is_set():
             idle = time.monotonic() - self._last_input
             if self._work or eng.preemption.pending() or not len(self._sleep) or idle < self.cfg.sleep_idle_s:
@@ -354,11 +355,16 @@ class ReflexNode(LifecycleNode):
             seg, response = item
             try:
                 t0 = time.perf_counter()
-                topic = eng.memory_pass(seg, response, stop=eng.preemption.pending)
+                # Pre-empted too often: finish this pass (only a shutdown stops it), or busy periods starve memory.
+                stubborn = preempted.get(seg.segment_id, 0) >= self.cfg.sleep_max_preemptions
+                topic = eng.memory_pass(seg, response, stop=eng.preemption.halted if stubborn else
+                                        eng.preemption.pending)
                 if topic is None:
+                    preempted[seg.segment_id] = preempted.get(seg.segment_id, 0) + 1
                     self._sleep.push_front(item)
                     self.diag.count('sleep.preempted')
                     continue
+                preempted.pop(seg.segment_id, None)
                 self.timer.add('memory_pass', (time.perf_counter() - t0) * 1000.0)
                 self._publish_topic(topic)
             except Exception as e:  # noqa: BLE001 - a failed memory pass is reported, the node goes on

@@ -81,12 +81,20 @@ class AdapterSet:
 
             model = backbone.model
             for name, path in found:
-                if not isinstance(model, PeftModel):
-                    model = PeftModel.from_pretrained(model, str(path), adapter_name=name, is_trainable=False)
-                else:
-                    model.load_adapter(str(path), adapter_name=name, is_trainable=False)
+                try:
+                    if not isinstance(model, PeftModel):
+                        model = PeftModel.from_pretrained(model, str(path), adapter_name=name, is_trainable=False)
+                    else:
+                        model.load_adapter(str(path), adapter_name=name, is_trainable=False)
+                except Exception as exc:  # noqa: BLE001 - an adapter trained for another backbone does not fit
+                    if isinstance(model, PeftModel) and name in model.peft_config:
+                        model.delete_adapter(name)
+                    log.warning('adapter %s at %s does not fit this backbone (%s: %s); the base model serves it',
+                                name, path, type(exc).__name__, str(exc).splitlines()[0][:200])
+                    continue
                 self.loaded[name] = str(path)
-            backbone.model = model.eval()
+            if isinstance(model, PeftModel):
+                backbone.model = model.eval()
         missing = [n for n in ADAPTERS if n not in self.loaded]
         if missing:
             log.info('adapters %s absent (looked in %s): the base model serves those roles', missing, folder)

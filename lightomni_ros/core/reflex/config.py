@@ -64,7 +64,8 @@ class LatentConfig:
     search_threshold: float = param(0.5, 'p_search at or above which memory is searched (also searched whenever '
                                          'the robot speaks).', min=0.0, max=1.0)
     always_answer_questions: bool = param(True, 'Speak and search whenever the transcript or typed text addresses '
-                                                'the robot with a question (a rule on top of the untrained heads).')
+                                                'the robot with a question, whatever the action head says (a rule '
+                                                'on top of the heads; the Action notes when it overrode them).')
 
 
 @dataclass
@@ -109,6 +110,9 @@ class ReflexConfig:
     sleep_queue: int = param(256, 'Interactions waiting for the sleep-time memory pass (oldest dropped beyond).',
                              min=1)
     sleep_idle_s: float = param(0.5, 'Idle time after the last segment before sleep-time work starts.', min=0.0)
+    sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time '
+                                          '(user passes then wait for it), so sleep-time work cannot starve.',
+                                       min=0)
     summary_max_tokens: int = param(120, 'Default bound on a Summarize reply (tokens).', min=8)
     diagnostics_period_s: float = param(1.0, 'Period of /diagnostics.', min=0.1)
     warn_reflex_ms: float = param(1500.0, 'Reflex-pass p50 above this is a diagnostics WARN.', min=0.0)

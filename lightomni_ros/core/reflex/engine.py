@@ -266,9 +266,9 @@ class ReflexEngine:
             if seg.proactive:
                 speak, search = True, False
             elif always_answer_questions and addresses_robot(seg.utterance):
-                speak = search = True
-                if not self.heads.trained:
+                if not speak:   # the rule overrides the action head: say so in the Action
                     notes.append('speech by question rule')
+                speak = search = True
             memories: list[MemoryItem] = []
             if search or seg.face_ids:
                 t0 = time.perf_counter()
