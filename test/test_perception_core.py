@@ -353,6 +353,9 @@ def test_segmenter_rules() -> None:
     assert out.trigger == TYPED_TEXT and out.typed_text == 'what time is it'
     assert [k.stamp for k in out.keyframes] == [41.0] and [f.stamp for f in out.faces] == [41.0]
     assert out.segment_id == 9
+    # Sensor time jumps back (a bag restarted): the open segment restarts rather than never timing out.
+    assert seg.tick(5.0) is None and seg.start == 5.0
+    assert seg.tick(35.5).trigger == TIMEOUT
 
 
 def test_perception_state_survives_restart(tmp_path) -> None:

@@ -53,6 +53,7 @@ CONFIG_SECTIONS = {
     'segments.': SegmenterConfig,
 }
 _STOP = object()
+STREAM_JUMP_BACK_S = 10.0   # sensor stamps this far behind sensor time mean a new time base (a bag restarted)
 #: SensorDataQoS (best effort, volatile) with a deeper history for audio: at 50 chunks/s the default depth of 5 is
 #: 100 ms, shorter than a GIL-holding model call on another thread; audio must never be dropped.
 AUDIO_QOS = QoSProfile(depth=200, reliability=SENSOR_QOS.reliability, durability=SENSOR_QOS.durability,
@@ -249,7 +250,9 @@ class PerceptionNode(LifecycleNode):
 
     def _saw_stamp(self, t: float) -> None:
         with self._clock_lock:
-            if self._stream_ref is None or t >= self._stream_ref[0]:
+            # Later stamps move sensor time on; slightly older ones (topics out of order) do not; a big jump back does.
+            if self._stream_ref is None or t >= self._stream_ref[0] or \
+                    t < self._stream_ref[0] + (time.monotonic() - self._stream_ref[1]) - STREAM_JUMP_BACK_S:
                 self._stream_ref = (t, time.monotonic())
 
     def stream_now(self) -> float | None:
@@ -265,8 +268,11 @@ class PerceptionNode(LifecycleNode):
         if not self._active:
             return
         self._count('audio_chunks')
+        stamp = from_time(msg.header.stamp)
+        # Noted on arrival, not after the VAD: typed text arriving meanwhile gets sensor time, not wall time.
+        self._saw_stamp(stamp)
         try:
-            self.audio_q.put_nowait((from_time(msg.header.stamp), _bytes(msg.data), msg.info.sample_format,
+            self.audio_q.put_nowait((stamp, _bytes(msg.data), msg.info.sample_format,
                                      msg.info.channels, msg.info.sample_rate, msg.info.coding_format))
         except queue.Full:
             self._count('audio_dropped')
@@ -361,7 +367,6 @@ class PerceptionNode(LifecycleNode):
             item = self.audio_q.get()
             if item is _STOP:
                 break
-            stamp = item[0]
             try:
                 with self.timer.stage('vad') as st:
                     events = self.audio_path.push(*item)
@@ -372,7 +377,6 @@ class PerceptionNode(LifecycleNode):
             except Exception as e:  # noqa: BLE001 - one bad chunk must not stop the audio path
                 self._warn('audio_error', f'{type(e).__name__}: {e}')
                 continue
-            self._saw_stamp(stamp)
             for ev in events:
                 if ev[0] == 'start':
                     self.segmenter.speech_started(ev[1])

@@ -181,7 +181,9 @@ class Segmenter:
     def tick(self, now: float) -> SegmentData | None:
         """Close on time-out when due."""
         with self._lock:
-            if self.start is None:
+            if self.start is None or now < self.start - self.cfg.timeout_s:
+                # Sensor time jumped back (a bag restarted, or the first sensor stamp followed a wall-clock fallback):
+                # the open segment restarts now instead of waiting for a time that will not come.
                 self.start = now
                 return None
             if self.speech_active or now - self.start < self.cfg.timeout_s:
