@@ -14,6 +14,8 @@ import logging
 import sys
 from typing import Sequence
 
+from .dds import apply_defaults as apply_dds_defaults
+
 #: verb -> module that registers it
 VERBS = {
     'launch': 'lightomni_ros.launch_runner.cli',
@@ -40,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: parse and dispatch; the verb's return value is the exit code."""
     args = build_parser().parse_args(argv)
+    apply_dds_defaults()      # before any participant; child processes (nodes, players) inherit it
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format='[%(name)s] %(levelname)s: %(message)s')
     return int(args.func(args) or 0)

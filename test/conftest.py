@@ -14,6 +14,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).parent))
 
 from harness import RosTestNode, Spawner, next_domain_id  # noqa: E402
 
+from lightomni_ros.dds import PROFILE_ENV, profile_path  # noqa: E402
+
 
 @pytest.fixture
 def domain_id(monkeypatch: pytest.MonkeyPatch) -> int:
@@ -21,7 +23,8 @@ def domain_id(monkeypatch: pytest.MonkeyPatch) -> int:
     did = next_domain_id()
     monkeypatch.setenv('ROS_DOMAIN_ID', str(did))
     monkeypatch.setenv('ROS_AUTOMATIC_DISCOVERY_RANGE', 'LOCALHOST')
-    monkeypatch.setenv('FASTDDS_BUILTIN_TRANSPORTS', 'LARGE_DATA')
+    if path := profile_path():
+        monkeypatch.setenv(PROFILE_ENV, str(path))
     return did
 
 

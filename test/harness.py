@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Multi-process ROS test harness (no launch_testing needed).
 
-Each test gets its own ROS_DOMAIN_ID (localhost discovery only, LARGE_DATA transport), its own rclpy Context, and
-child processes started in their own process groups, torn down with SIGINT -> SIGTERM -> SIGKILL.
+Each test gets its own ROS_DOMAIN_ID (localhost discovery only, the shipped Fast DDS profile), its own rclpy
+Context, and child processes started in their own process groups, torn down with SIGINT -> SIGTERM -> SIGKILL.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from rclpy.context import Context
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 
+from lightomni_ros.dds import apply_defaults as apply_dds_defaults
 from lightomni_ros.launch_runner import shm
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -43,11 +44,11 @@ def ros_env(domain_id: int, **extra: str) -> dict[str, str]:
     env.update({
         'ROS_DOMAIN_ID': str(domain_id),
         'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
-        'FASTDDS_BUILTIN_TRANSPORTS': 'LARGE_DATA',
         'PYTHONUNBUFFERED': '1',
         'RCUTILS_COLORIZED_OUTPUT': '0',
         'AMENT_PREFIX_PATH': os.environ.get('AMENT_PREFIX_PATH', str(pathlib.Path(sys.prefix))),
     })
+    apply_dds_defaults(env)
     env.update(extra)
     return env
 

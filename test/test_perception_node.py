@@ -181,8 +181,6 @@ def test_bad_input_is_rejected_with_named_warnings_and_the_node_keeps_running(sp
     wait_for(lambda: len(diags) > n + 1, 5, what='diagnostics to keep coming')
 
 
-@pytest.mark.skip(reason='unreliable (about half of the runs): after a forget, the face shown again is not always '
-                         'confirmed as a new identity, and the first segment sometimes has no face; open in issue 4')
 def test_gallery_identity_is_matched_then_forgotten(spawn, ros, domain_id: int) -> None:
     from lightomni_ros.core.perception.faces import FacesConfig, make_backend
 

@@ -24,6 +24,7 @@ import threading
 import time
 from typing import Any
 
+from ..dds import apply_defaults as apply_dds_defaults
 from .bench import Report
 from .perception_media import SPEECH, load_audio, media_dir, wer
 
@@ -61,8 +62,9 @@ def offline_wer(clips: list[str]) -> tuple[float, dict[str, str], float]:
 def _env(domain: int) -> dict[str, str]:
     env = dict(os.environ)
     env.update({'ROS_DOMAIN_ID': str(domain), 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
-                'FASTDDS_BUILTIN_TRANSPORTS': 'LARGE_DATA', 'PYTHONUNBUFFERED': '1',
+                'PYTHONUNBUFFERED': '1',
                 'AMENT_PREFIX_PATH': os.environ.get('AMENT_PREFIX_PATH', sys.prefix)})
+    apply_dds_defaults(env)
     return env
 
 
@@ -243,8 +245,13 @@ def run(args: argparse.Namespace, report: Report) -> None:
     report.figure('audio_dropped', dropped, 'chunks', f'of {published} published (after the first one received)')
     if before:
         report.note(f'{before} audio chunks published before the subscription matched (discovery) not counted')
-    report.figure('keyframe_hz', round(num('keyframes_processed') / max(stream_s, 1e-9), 3), 'Hz',
-                  f'sampled frames processed; kept {int(num("keyframes_kept"))}, '
+    # Like audio, the rate counts from the first frame the node received (frames before discovery never arrive).
+    first_frame = num('frames_first_stamp')
+    frame_s = stamp0 + stream_s - first_frame if stamp0 and first_frame else stream_s
+    report.figure('keyframe_hz', round(num('keyframes_processed') / max(frame_s, 1e-9), 3), 'Hz',
+                  f'sampled frames processed over {frame_s:.1f} s from the first frame received '
+                  f'({num("keyframes_processed") / max(stream_s, 1e-9):.3f} Hz over all {stream_s:.1f} s); '
+                  f'kept {int(num("keyframes_kept"))}, '
                   f'frames dropped {int(num("frames_dropped"))} of {int(num("frames_received"))} received '
                   f'({int(done.get("frames", 0))} published)')
     report.figure('cpu_percent', round(res['cpu'], 1), '%', f'node process over {res["wall"]:.0f} s '

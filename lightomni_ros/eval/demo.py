@@ -9,7 +9,6 @@ when a probe fails (2 when the demo could not run).
 from __future__ import annotations
 
 import argparse
-import os
 import pathlib
 import time
 
@@ -37,8 +36,6 @@ def run(args: argparse.Namespace) -> int:
 
     from . import bagwriter, replay, scenario
 
-    # 640x480 frames exceed Fast DDS's 512 KB shared-memory segments and stall audio on the default transports
-    os.environ.setdefault('FASTDDS_BUILTIN_TRANSPORTS', 'LARGE_DATA')
     out = pathlib.Path(args.output)
     try:
         sc = scenario.load(args.scenario)

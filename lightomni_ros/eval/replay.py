@@ -574,10 +574,6 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.offline:
         return _run_offline(args)
-    # 640x480 frames exceed Fast DDS's 512 KB shared-memory segments and stall audio on the default transports
-    import os
-
-    os.environ.setdefault('FASTDDS_BUILTIN_TRANSPORTS', 'LARGE_DATA')
     from lightomni_ros.launch_runner.shim import LaunchError
 
     try:

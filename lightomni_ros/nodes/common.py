@@ -19,6 +19,7 @@ from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityP
 
 from ..core import config as cfgmod
 from ..core.timing import StageTimer
+from ..dds import apply_defaults as apply_dds_defaults
 
 C = TypeVar('C')
 # DiagnosticStatus levels as ints (the message field is a one-byte `bytes`).
@@ -137,6 +138,7 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
     ``threads=1`` spins a single-threaded executor (exceptions in callbacks, ``sys.exit`` included, end the process);
     more threads let slow callbacks of different callback groups run side by side.
     """
+    apply_dds_defaults()
     rclpy.init(args=args if args is not None else sys.argv)
     node = None
     try:

@@ -91,6 +91,7 @@ class PerceptionNode(LifecycleNode):
         self._workers: list[threading.Thread] = []
         self._active = False
         self._clock_lock = threading.Lock()
+        self._first_frame_stamp: float | None = None     # camera discovery delay, for the benchmark's rates
         self._stream_ref: tuple[float, float] | None = None     # (latest sensor stamp, monotonic at arrival)
         self.diag: Diagnostics | None = None
         self._pending_counts: dict[str, float] = {}
@@ -241,6 +242,8 @@ class PerceptionNode(LifecycleNode):
         self.diag.set('frame_queue', self.frame_q.qsize())
         self.diag.set('output_queue', self.out_q.qsize())
         self.diag.set('audio_seconds', f'{self.audio_path.seconds:.1f}')
+        if self._first_frame_stamp is not None:
+            self.diag.set('frames_first_stamp', f'{self._first_frame_stamp:.3f}')
         if self.audio_path.stream.first_stamp is not None:
             self.diag.set('audio_first_stamp', f'{self.audio_path.stream.first_stamp:.3f}')
         for k, v in self.audio_path.stream.counters.items():
@@ -282,6 +285,8 @@ class PerceptionNode(LifecycleNode):
         if not self._active:
             return
         self._count('frames_received')
+        if self._first_frame_stamp is None:
+            self._first_frame_stamp = stamp
         if not self.sampler.due(stamp):
             return
         self._camera_frame = msg.header.frame_id or self._camera_frame
