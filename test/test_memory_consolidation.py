@@ -134,6 +134,21 @@ def test_reminders_fire_once_and_late_after_restart(tmp_path, embedder):
     c2.close()
 
 
+def test_reminder_sent_at_answer_time_is_stored_once(tmp_path, embedder):
+    now = [T0]
+    c = make(tmp_path, embedder, clock=lambda: now[0])
+    # the reflex node's reminders/new when it answers segment 4 ...
+    rid = c.add_reminder('call my daughter', T0 + 60, '<face_0>', 4)
+    # ... and the sleep-time Topic of the same segment, with the model's own wording and rounding
+    c.enqueue(topic(4, reminders=[ReminderIntent('Call my daughter.', due=T0 + 61)]))
+    c.enqueue(topic(5, reminders=[ReminderIntent('call  my DAUGHTER', due=T0 + 62)]))   # same text, other segment
+    c.enqueue(topic(6, reminders=[ReminderIntent('call my daughter', due=T0 + 600)]))   # a later one is another
+    assert [(r.id == rid, r.due) for r in c.reminders()] == [(True, T0 + 60), (False, T0 + 600)]
+    with pytest.raises(ValueError):
+        c.add_reminder('  ', T0 + 60)
+    c.close()
+
+
 def test_forget_face_leaves_nothing(tmp_path, embedder):
     c = make(tmp_path, embedder)
     c.apply_identity('<face_3>', list(np.ones(128)), 'dlib', 5, b'\xff\xd8avatar-bytes', 'jpeg')

@@ -129,6 +129,17 @@ def test_lifecycle_and_every_service(spawn, ros, tmp_path):
              what='all topics consolidated')
     wait_for(lambda: due, 20, what='reminder due')
     assert due[0].text == 'stretch your legs' and due[0].status == Reminder.STATUS_FIRED and due[0].delay < 2.0
+    # The reflex node's reminders/new (sent when it answers) and the same one again in the segment's Topic: one fires.
+    pub_new = ros.node.create_publisher(Reminder, f'{NS}/reminders/new', RELIABLE_QOS)
+    wait_for(lambda: pub_new.get_subscription_count(), 10, what='reminders/new subscription')
+    pub_new.publish(Reminder(text='water the plants', due=stamp(now + 3), source_segment=10))
+    pub_new.publish(Reminder(text='', due=stamp(now + 3)))                  # bad: no text -> WARN, node goes on
+    pub_topic.publish(topic_msg(10, reminders=[Reminder(text='Water the plants.', due=stamp(now + 3.5))]))
+    wait_for(lambda: len(due) >= 2, 20, what='the reminder sent at answer time')
+    time.sleep(1.5)
+    assert [d.text for d in due[1:]] == ['water the plants'] and due[1].source_segment == 10
+    wait_for(lambda: any('not stored' in st.message for a in diags for st in a.status), 10,
+             what='a WARN for the empty reminder')
     assert Summarize.Request.MODE_MERGE in calls
 
     # QueryMemory: text, fused vector, bad vector

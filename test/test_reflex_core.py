@@ -172,3 +172,17 @@ def test_user_pass_preempts_sleep_work(engine):
     # the wait is at most about one decode step of the memory pass, far below its whole run
     assert d.latency_ms['preemption_wait'] < 1500, d.latency_ms
     assert engine.preemption.delays_ms[-1] == d.latency_ms['preemption_wait']
+
+
+def test_recent_interactions_are_recalled_before_consolidation(engine):
+    engine.recent.clear()
+    said = SegmentInput(20, 200.0, 203.0, transcript='My passport is in the red suitcase.', face_ids=['<face_2>'])
+    engine.decide(said, 0.5, 0.5, 12, 4)
+    engine.decide(SegmentInput(21, 204.0, 206.0, typed_text='Where is my passport?'), 0.5, 0.5, 12, 4)
+    d = engine.decide(SegmentInput(22, 210.0, 212.0, transcript='Where is my passport?'), 0.5, 0.5, 12, 4)
+    # the statement is a candidate (not yet in the store); the earlier question is not kept
+    assert 'recent:20' in d.memory_ids and 'recent:21' not in d.memory_ids
+    assert d.response_source in ('generated', 'extractive') and d.response
+    if d.response_source == 'extractive':
+        assert 'red suitcase' in d.response and any(n.startswith('extractive: ') for n in d.notes)
+    assert [m.ref for m in engine.recent] == ['recent:20']

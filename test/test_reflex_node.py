@@ -33,6 +33,7 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
                           '-p', 'backbone.threads:=1', name='reflex')
     actions = ros.collect(Action, f'{NS}/actions', RELIABLE_QOS)
     topics = ros.collect(Topic, f'{NS}/topics', RELIABLE_QOS)
+    requested = ros.collect(Reminder, f'{NS}/reminders/new', RELIABLE_QOS)
     pub = ros.node.create_publisher(Segment, f'{NS}/segments', RELIABLE_QOS)
     due = ros.node.create_publisher(Reminder, f'{NS}/reminders/due', RELIABLE_QOS)
     with LifecycleClient(domain_id) as lc:
@@ -53,7 +54,7 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     a = next(a for a in actions if a.segment_id == 41)
     assert a.source == Action.SOURCE_SEGMENT and a.speak and a.search and a.response.strip()
     assert 0.0 <= a.p_speech <= 1.0 and 0.0 <= a.p_search <= 1.0
-    assert a.backend.startswith('torch')
+    assert a.backend.startswith('torch') and a.response_source in ('generated', 'extractive')
     stages = {s.stage: s.ms for s in a.latency}
     assert {'reflex', 'retrieval', 'generation', 'eos_to_action'} <= set(stages), stages
 
@@ -72,7 +73,13 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     due.publish(Reminder(id=5, text='take the medicine', status=Reminder.STATUS_FIRED))
     wait_for(lambda: any(a.source == Action.SOURCE_REMINDER for a in actions), 30, what='reminder action')
     r = next(a for a in actions if a.source == Action.SOURCE_REMINDER)
-    assert r.speak and 'take the medicine' in r.response
+    assert r.speak and 'take the medicine' in r.response and r.response_source == 'template'
+    # a time intent is sent to the consolidation node when it is answered, not only in the later Topic
+    seg.segment_id, seg.transcript = 42, 'Please remind me to feed the cat in ten minutes.'
+    seg.start = seg.end = seg.speech_end = _now(ros)
+    pub.publish(seg)
+    got = wait_for(lambda: [m for m in requested if m.source_segment == 42], 60, what='reminders/new for segment 42')
+    assert got[0].text == 'feed the cat' and abs(got[0].due.sec - (seg.end.sec + 600)) <= 1
 
     # the Summarize service the consolidation node uses for merges
     resp = ros.call(Summarize, f'{NS}/summarize',

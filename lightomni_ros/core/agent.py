@@ -35,8 +35,9 @@ from .memory import profiles as prof
 from .memory.config import MemoryConfig
 from .models import ModelResolver, ModelsConfig
 from .reflex.config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
-                            ReflexConfig)
+                            ReflexConfig, ResponseConfig)
 from .reflex.engine import EngineConfigs, ReflexEngine
+from .reflex.sleep import find_reminders
 from .reflex.types import Decision, MemoryItem, Retrieved, SegmentInput, TopicOut
 
 log = logging.getLogger('lightomni.agent')
@@ -65,6 +66,7 @@ class AgentConfigs:
     cache: CacheConfig = field(default_factory=CacheConfig)
     pruning: PruningConfig = field(default_factory=PruningConfig)
     export: ExportConfig = field(default_factory=ExportConfig)
+    response: ResponseConfig = field(default_factory=ResponseConfig)
     # consolidation node
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
@@ -103,6 +105,7 @@ class AgentAction:
     compute_ms: float                   # wall time of the work that produced it (ASR + reflex/retrieval/response)
     latency_ms: dict[str, float] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    response_source: str = ''           # "generated", "extractive", "template" or "" (silent)
 
 
 @dataclass
@@ -212,7 +215,7 @@ class LightOmni:
         t0 = time.perf_counter()
         self.embedder = embedder or load_embedder(c.memory.embedding_backend, models_dir, c.memory.embedding_device,
                                                   c.memory.embedding_batch, c.memory.embedding_threads)
-        ecfg = EngineConfigs(c.backbone, c.adapters, c.latent, c.cache, c.pruning, c.export, models_dir)
+        ecfg = EngineConfigs(c.backbone, c.adapters, c.latent, c.cache, c.pruning, c.export, models_dir, c.response)
         # The memory node and the reflex node load the same text embedder; one copy serves both here.
         self.engine = engine or ReflexEngine(ecfg, embedder=self.embedder)
         if c.export.backend != 'torch' and engine is None:
@@ -391,7 +394,10 @@ class LightOmni:
         self._busy_until = t
         act = AgentAction(d.segment_id, SOURCE_SEGMENT, d.p_speech, d.p_search, d.speak, d.search,
                           d.response if d.speak else '', list(d.memory_ids), d.backend, seg.speech_end, t,
-                          compute_ms, dict(d.latency_ms), list(d.notes))
+                          compute_ms, dict(d.latency_ms), list(d.notes), d.response_source if d.speak else '')
+        # as the reflex node does: a time intent is stored when it is answered (reminders/new)
+        for r in find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else ''):
+            self.memory.add_reminder(r['text'], r['due'], r['face_id'], seg.segment_id)
         if self.sleep_work:
             self._sleep_pass(seg, act.response, t)
         return act
@@ -411,7 +417,7 @@ class LightOmni:
         # Spoken verbatim, like the reflex node: a reminder must not depend on free generation.
         return AgentAction(0, SOURCE_REMINDER, 1.0, 0.0, True, False, f'Reminder: {r.text.strip()}.',
                            [f'reminder:{r.id}'] if r.id else [], 'template', 0.0, self.now, 0.0,
-                           notes=['reminder'])
+                           notes=['reminder'], response_source='template')
 
     def close(self) -> None:
         """Flush memory indexes and close the store."""

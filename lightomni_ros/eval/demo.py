@@ -58,7 +58,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     print('\nWhat the robot said:')
     for line in sc_res['spoken'] or [{'t': 0.0, 'text': '(nothing)', 'source': ''}]:
-        print(f'  {line["t"]:7.1f} s  {line["text"]}' + ('  [reminder]' if line['source'] == 'reminder' else ''))
+        tag = 'reminder' if line['source'] == 'reminder' else line.get('response_source', '')
+        print(f'  {line["t"]:7.1f} s  {line["text"]}' + (f'  [{tag}]' if tag and tag != 'generated' else ''))
     mem = sc_res['memory']
     print(f'\nMemory built: {mem["episodes"]} episodes, {len(mem["semantic"])} facts, {len(mem["remembered"])} '
           f'remembered items, {len(mem["reminders"])} reminders, global state of {mem["global_state_nodes"]} nodes')

@@ -89,7 +89,8 @@ def write_report(out: pathlib.Path, gt: dict[str, Any], result: dict[str, Any], 
     for p in sc['probes']:
         lines.append(f'| {p["id"]} | {p["kind"]} | {"PASS" if p["passed"] else "**FAIL**"} | {_cell(p["detail"])} |')
     lines += ['', '## What the robot said', '']
-    lines += [f'- {x["t"]:.1f} s ({x["source"]}): {x["text"]}' for x in sc['spoken']] or ['(nothing)']
+    lines += [f'- {x["t"]:.1f} s ({x["source"]}{", " + x["response_source"] if x.get("response_source") else ""}): '
+              f'{x["text"]}' for x in sc['spoken']] or ['(nothing)']
     mem = sc.get('memory') or {}
     if mem:
         lines += ['', '## Memory built', '',

@@ -129,7 +129,8 @@ def _spoken(outputs: Outputs, tb: TimeBase) -> list[dict[str, Any]]:
                          'speech_end_ns': end_ns - tb.restamp_offset_ns + tb.wall_start_ns - tb.bag_start_ns
                          if end_ns else 0,
                          'source': 'reminder' if a.source == 1 else 'segment', 'segment_id': int(a.segment_id),
-                         'memory_ids': list(a.memory_ids), 'p_speech': round(float(a.p_speech), 3)})
+                         'memory_ids': list(a.memory_ids), 'p_speech': round(float(a.p_speech), 3),
+                         'response_source': getattr(a, 'response_source', '')})
     return rows
 
 

@@ -4,11 +4,13 @@
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 from typing import Any, Callable, Sequence, TypeVar
 
 import rclpy
+from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
@@ -32,6 +34,18 @@ RELIABLE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, hist
 #: State (global state, face gallery): late joiners get the latest value.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def to_time(t: float) -> Time:
+    """Seconds (epoch or sensor time) -> builtin_interfaces/Time (negative times clamp to 0)."""
+    t = max(0.0, float(t))
+    sec = int(math.floor(t))
+    return Time(sec=sec, nanosec=min(999_999_999, int(round((t - sec) * 1e9))))
+
+
+def from_time(m: Time) -> float:
+    """builtin_interfaces/Time -> seconds."""
+    return m.sec + m.nanosec * 1e-9
 
 
 def declare_config(node: Node, cls: type[C], prefix: str = '') -> C:

@@ -14,7 +14,6 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import KeyValue
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleState, Node, TransitionCallbackReturn
@@ -35,21 +34,9 @@ from ..core.memory.config import MemoryConfig
 from ..core.memory.embedder import load_embedder
 from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, SemanticEntry
 from ..core.models import ModelsConfig
-from .common import LATCHED_QOS, RELIABLE_QOS, Diagnostics, declare_config, run_node
+from .common import LATCHED_QOS, RELIABLE_QOS, Diagnostics, declare_config, from_time, run_node, to_time
 
 CONFIG_SECTIONS = {'memory.': MemoryConfig, 'consolidation.': ConsolidationConfig, 'models.': ModelsConfig}
-
-
-def to_time(t: float) -> Time:
-    """Epoch seconds -> builtin_interfaces/Time."""
-    t = max(0.0, float(t))
-    sec = int(t)
-    return Time(sec=sec, nanosec=min(999_999_999, int(round((t - sec) * 1e9))))
-
-
-def from_time(m: Time) -> float:
-    """builtin_interfaces/Time -> epoch seconds."""
-    return m.sec + m.nanosec * 1e-9
 
 
 class ServiceSummarizer:
@@ -200,6 +187,8 @@ class ConsolidationNode(Node):
             ('pub', self._pub_state), ('pub', self._pub_gallery), ('pub', self._pub_forgotten), ('pub', self._pub_due),
             ('client', self.summarizer.client),
             ('sub', self.create_subscription(Topic, 'topics', self._on_topic, RELIABLE_QOS, callback_group=sub_group)),
+            ('sub', self.create_subscription(Reminder, 'reminders/new', self._on_new_reminder, RELIABLE_QOS,
+                                             callback_group=sub_group)),
             ('sub', self.create_subscription(FaceIdentity, 'faces/identity', self._on_identity, RELIABLE_QOS,
                                              callback_group=sub_group)),
             ('srv', self.create_service(QueryMemory, 'query_memory', self._guard(self._query),
@@ -309,6 +298,15 @@ class ConsolidationNode(Node):
         self.get_logger().debug(f'topic of segment {msg.segment_id} queued as {qid}')
         self._wake.set()
 
+    def _on_new_reminder(self, msg: Reminder) -> None:
+        try:
+            rid = self.memory.add_reminder(msg.text, from_time(msg.due), msg.face_id, msg.source_segment)
+        except Exception as e:  # noqa: BLE001 - RequestError for bad input, anything else reported the same way
+            self.diag.warn('reminder', f'"{msg.text}" not stored: {type(e).__name__}: {e}')
+            return
+        self.diag.count('reminders.received')
+        self.get_logger().info(f'reminder {rid} stored: "{msg.text}" due at {from_time(msg.due):.1f}')
+
     def _on_identity(self, msg: FaceIdentity) -> None:
         if msg.op not in (FaceIdentity.OP_NEW, FaceIdentity.OP_UPDATE):
             self.diag.warn('identity', f'unexpected op {msg.op} for {msg.face_id}')
@@ -334,7 +332,8 @@ class ConsolidationNode(Node):
             late = f' ({r.delay:.1f} s late)' if r.delay >= 2 * self.cfg.reminder_period_s else ''
             self.get_logger().info(f'reminder {r.id} due: "{r.text}" for {r.face_id or "(anyone)"}{late}')
             self._pub_due.publish(Reminder(id=r.id, due=to_time(r.due), text=r.text, face_id=r.face_id,
-                                           status=Reminder.STATUS_FIRED, delay=float(r.delay)))
+                                           status=Reminder.STATUS_FIRED, delay=float(r.delay),
+                                           source_segment=r.source_segment))
         if self.diag is not None:
             self.diag.set('queue_depth', m.pending_count())
             s = m.stats

@@ -17,7 +17,6 @@ import time
 from typing import Any
 
 import numpy as np
-from builtin_interfaces.msg import Time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.qos import HistoryPolicy, QoSProfile
@@ -40,7 +39,7 @@ from ..core.perception.segmenter import (FaceSeen, KeyframeData, PerceptionState
                                          SegmenterConfig, write_wav)
 from ..core.perception.vad import SileroVad, StreamingVad, VadConfig
 from ..core.timing import StageTimer
-from .common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, Diagnostics, declare_config, run_node
+from .common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, Diagnostics, declare_config, from_time, run_node, to_time
 
 CONFIG_SECTIONS = {
     '': PerceptionConfig,
@@ -58,17 +57,6 @@ STREAM_JUMP_BACK_S = 10.0   # sensor stamps this far behind sensor time mean a n
 #: 100 ms, shorter than a GIL-holding model call on another thread; audio must never be dropped.
 AUDIO_QOS = QoSProfile(depth=200, reliability=SENSOR_QOS.reliability, durability=SENSOR_QOS.durability,
                        history=HistoryPolicy.KEEP_LAST)
-
-
-def to_time(t: float) -> Time:
-    """Seconds -> builtin_interfaces/Time."""
-    sec = int(np.floor(t))
-    return Time(sec=sec, nanosec=min(999_999_999, int(round((t - sec) * 1e9))))
-
-
-def from_time(msg: Time) -> float:
-    """builtin_interfaces/Time -> seconds."""
-    return msg.sec + msg.nanosec * 1e-9
 
 
 def _bytes(data: Any) -> bytes:

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The reflex lifecycle node: Segment -> one reflex pass -> retrieval -> response -> Action; Topics in sleep time.
 
-It owns the only copy of the backbone and its adapters. A worker thread answers segments (and due reminders) in
-order; a second one runs the sleep-time memory pass on queued interactions whenever no segment waits, yielding the
-model between calls when a segment arrives (the pre-emption delay is measured). The Summarize service serves the
-consolidation node's S_g merges and profile updates with the same model.
+It owns the only copy of the backbone and its adapters. A worker thread answers segments in order (a due reminder
+is spoken at once, from a template, without waiting behind them); a second one runs the sleep-time memory pass on
+queued interactions whenever no segment waits, yielding the model between calls when a segment arrives (the
+pre-emption delay is measured). The Summarize service serves the consolidation node's S_g merges and profile
+updates with the same model.
 """
 
 from __future__ import annotations
@@ -28,12 +29,12 @@ from lightomni_ros.srv import QueryMemory, Summarize
 from ..core.config import ConfigError
 from ..core.models import ModelsConfig
 from ..core.reflex.config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig,
-                                  PruningConfig, ReflexConfig)
+                                  PruningConfig, ReflexConfig, ResponseConfig)
 from ..core.reflex.engine import EngineConfigs, ReflexEngine
-from ..core.reflex.sleep import SleepQueue
+from ..core.reflex.sleep import SleepQueue, find_reminders
 from ..core.reflex.types import Decision, MemoryItem, Retrieved, SegmentInput, TopicOut
 from ..core.timing import StageTimer
-from .common import LATCHED_QOS, RELIABLE_QOS, Diagnostics, declare_config, run_node
+from .common import LATCHED_QOS, RELIABLE_QOS, Diagnostics, declare_config, from_time, run_node, to_time
 
 CONFIG_SECTIONS = {
     '': ReflexConfig,
@@ -44,18 +45,8 @@ CONFIG_SECTIONS = {
     'cache.': CacheConfig,
     'pruning.': PruningConfig,
     'export.': ExportConfig,
+    'response.': ResponseConfig,
 }
-
-
-def to_time(t: float) -> Time:
-    """Seconds -> builtin_interfaces/Time."""
-    sec = int(np.floor(t))
-    return Time(sec=sec, nanosec=min(999_999_999, int(round((t - sec) * 1e9))))
-
-
-def from_time(m: Time) -> float:
-    """builtin_interfaces/Time -> seconds."""
-    return m.sec + m.nanosec * 1e-9
 
 
 def segment_input(msg: Segment, decode_frames: bool) -> SegmentInput:
@@ -143,7 +134,7 @@ class ReflexNode(LifecycleNode):
             return TransitionCallbackReturn.FAILURE
         self.cfg = cfgs['']
         ecfg = EngineConfigs(cfgs['backbone.'], cfgs['adapters.'], cfgs['latent.'], cfgs['cache.'],
-                             cfgs['pruning.'], cfgs['export.'], cfgs['models.'].models_dir)
+                             cfgs['pruning.'], cfgs['export.'], cfgs['models.'].models_dir, cfgs['response.'])
         try:
             t0 = time.perf_counter()
             self.engine = ReflexEngine(ecfg)
@@ -181,10 +172,11 @@ class ReflexNode(LifecycleNode):
         svc_group = ReentrantCallbackGroup()
         self._pub_action = self.create_publisher(Action, 'actions', RELIABLE_QOS)
         self._pub_topic = self.create_publisher(Topic, 'topics', RELIABLE_QOS)
+        self._pub_reminder = self.create_publisher(Reminder, 'reminders/new', RELIABLE_QOS)
         memory = ServiceMemory(self, 'query_memory', self.cfg.query_timeout_s)
         self.engine.memory = memory
         self._interfaces = [
-            ('pub', self._pub_action), ('pub', self._pub_topic), ('cli', memory.client),
+            ('pub', self._pub_action), ('pub', self._pub_topic), ('pub', self._pub_reminder), ('cli', memory.client),
             ('sub', self.create_subscription(Segment, 'segments', self._on_segment, RELIABLE_QOS,
                                              callback_group=sub_group)),
             ('sub', self.create_subscription(GlobalState, 'global_state', self._on_state, LATCHED_QOS,
@@ -264,7 +256,11 @@ class ReflexNode(LifecycleNode):
         self._enqueue('segment', msg)
 
     def _on_reminder(self, msg: Reminder) -> None:
-        self._enqueue('reminder', msg)
+        # Spoken from a template, so it needs no model call: said on time, not after the segments queued before it.
+        try:
+            self._answer_reminder(msg)
+        except Exception as e:  # noqa: BLE001 - a bad reminder message must not stop the node
+            self.diag.warn('reminder', f'reminder {msg.id} not spoken: {type(e).__name__}: {e}')
 
     def _on_state(self, msg: GlobalState) -> None:
         if self.engine is not None:
@@ -283,10 +279,7 @@ class ReflexNode(LifecycleNode):
                     return
                 kind, msg = self._work.popleft()
             try:
-                if kind == 'segment':
-                    self._answer_segment(msg)
-                else:
-                    self._answer_reminder(msg)
+                self._answer_segment(msg)
             except Exception as e:  # noqa: BLE001 - one bad segment must not stop the node
                 self.diag.warn('segment', f'{kind} failed: {type(e).__name__}: {e}')
             finally:
@@ -301,6 +294,12 @@ class ReflexNode(LifecycleNode):
         d = eng.decide(seg, cfg_l.speech_threshold, cfg_l.search_threshold, self.cfg.k_semantic,
                        self.cfg.k_episodic, cfg_l.always_answer_questions)
         self._publish_action(d, Action.SOURCE_SEGMENT, msg.speech_end)
+        # A time intent is stored when it is answered, not after the sleep-time memory pass (which may wait minutes
+        # behind a busy conversation); the Topic carries it again and the consolidation node stores it once.
+        for r in find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else ''):
+            self._pub_reminder.publish(Reminder(due=to_time(r['due']), text=r['text'], face_id=r['face_id'],
+                                                source_segment=seg.segment_id, status=Reminder.STATUS_PENDING))
+            self.diag.count('reminders.requested')
         self._sleep.put(seg, d.response)
         self.diag.count('segments')
 
@@ -308,14 +307,15 @@ class ReflexNode(LifecycleNode):
         # Reminders are spoken verbatim: a safety-relevant message must not depend on free generation.
         text = f'Reminder: {msg.text.strip()}.'
         d = Decision(0, 1.0, 0.0, True, False, text, [f'reminder:{msg.id}'] if msg.id else [], {}, 'template',
-                     np.zeros(0, np.float32), ['reminder'])
+                     np.zeros(0, np.float32), ['reminder'], 'template')
         self._publish_action(d, Action.SOURCE_REMINDER, Time())
         self.diag.count('reminders')
 
     def _publish_action(self, d: Decision, source: int, speech_end: Time) -> None:
         a = Action(segment_id=d.segment_id, source=source, p_speech=float(d.p_speech), p_search=float(d.p_search),
                    speak=bool(d.speak), search=bool(d.search), response=d.response if d.speak else '',
-                   memory_ids=list(d.memory_ids), backend=d.backend, speech_end=speech_end)
+                   memory_ids=list(d.memory_ids), backend=d.backend, speech_end=speech_end,
+                   response_source=d.response_source if d.speak else '')
         now = self.get_clock().now()
         a.header.stamp = now.to_msg()
         lat = dict(d.latency_ms)

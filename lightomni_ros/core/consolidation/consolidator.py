@@ -43,6 +43,7 @@ from .topic import ReminderIntent, TopicData
 log = logging.getLogger('lightomni.consolidation')
 
 FORGOTTEN = '(forgotten)'
+REMINDER_SAME_S = 5.0      # a reminder with the same text due this close to a stored one is that one
 _ENTRY_ID = re.compile(r'^(semantic|episodic):(\d+)$')
 
 
@@ -349,8 +350,28 @@ class Consolidator:
                     continue
                 due, text = found.due, found.text
             face = r.face_id or (t.face_ids[0] if len(t.face_ids) == 1 else '')
-            self.store.add_reminder(ReminderRow(due=due, text=text, face_id=face, created=now,
-                                                source_segment=t.segment_id))
+            self.add_reminder(text, due, face, t.segment_id, now)
+
+    def add_reminder(self, text: str, due: float, face_id: str = '', source_segment: int = 0,
+                     now: float | None = None) -> int:
+        """Store a reminder unless the same one is already stored; return its id.
+
+        The reflex node sends a reminder when it answers the request and the sleep-time Topic carries it again:
+        one due within ``REMINDER_SAME_S`` of a stored one with the same text or from the same segment is that one.
+        """
+        text = (text or '').strip()
+        if not text or due <= 0:
+            raise RequestError('a reminder needs a text and a due time')
+        key = ' '.join(text.lower().split())
+        with self.lock:
+            for r in self.store.reminders(due_before=due + REMINDER_SAME_S):
+                same = ' '.join(r.text.lower().split()) == key or \
+                    bool(source_segment and r.source_segment == source_segment)
+                if abs(r.due - due) <= REMINDER_SAME_S and same:
+                    return r.id
+            return self.store.add_reminder(ReminderRow(due=due, text=text, face_id=face_id,
+                                                       created=self.clock() if now is None else now,
+                                                       source_segment=source_segment))
 
     # -- S_g merges and profile updates ------------------------------------------------------------------------------
     def run_merges(self) -> int:

@@ -100,6 +100,23 @@ class ExportConfig:
 
 
 @dataclass
+class ResponseConfig:
+    """The response pass: what the reply is made from and the check before it is spoken."""
+
+    max_memories: int = param(4, 'Retrieved memories (plus the profiles of visible faces) put in the response '
+                                 'prompt, closest first: small backbones lose the answer in a long list.', min=0)
+    stop_at_newline: bool = param(True, 'End the reply at its first line break (the robot says one short answer).')
+    grounding_check: bool = param(True, 'Check the reply before it is spoken (not empty, not an echo of the prompt, '
+                                        'no repeated sentence, says something the memories hold); when it fails, '
+                                        'speak the closest retrieved memory instead and note why in the Action.')
+    recent_interactions: int = param(8, 'The last N interactions are retrieval candidates too (ref '
+                                        '"recent:<segment>"), so what was said a moment ago can be recalled before '
+                                        'the sleep-time memory pass has stored it.', min=0)
+    grounding_min_overlap: float = param(0.5, 'Fraction of the reply\'s new content words (not in the question) that '
+                                              'must occur in the retrieved memories.', min=0.0, max=1.0)
+
+
+@dataclass
 class ReflexConfig:
     """The reflex node: thresholds of the sleep-time worker, retrieval and service time-outs."""
 

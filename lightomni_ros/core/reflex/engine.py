@@ -9,6 +9,7 @@ pass (memory adapter) that writes the Topic. A user pass pre-empts sleep-time wo
 
 from __future__ import annotations
 
+import collections
 import logging
 import time
 from dataclasses import dataclass, field
@@ -22,7 +23,9 @@ from . import generation as gen
 from .adapters import AdapterSet, find_trained
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, crop_to
-from .config import AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig
+from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
+                     ResponseConfig)
+from .grounding import extractive_answer, reply_problem
 from .latent import LatentHeads, fused_query
 from .pruning import PruneResult, prune
 from .retrieval import MemoryClient, NoMemory, TextEmbedder
@@ -45,6 +48,7 @@ class EngineConfigs:
     pruning: PruningConfig = field(default_factory=PruningConfig)
     export: ExportConfig = field(default_factory=ExportConfig)
     models_dir: str = ''
+    response: ResponseConfig = field(default_factory=ResponseConfig)
 
 
 def addresses_robot(text: str) -> bool:
@@ -78,6 +82,7 @@ class ReflexEngine:
         self.preemption = Preemption()
         self.sg_version = 0
         self.sg_script = ''
+        self.recent: collections.deque[MemoryItem] = collections.deque(maxlen=max(1, cfgs.response.recent_interactions))
         self.last_prune: PruneResult | None = None
         self.accelerated: Any = None     # export.ReflexRunner when an exported path is faster
         self.backend = f'torch-{self.backbone.device.type}'
@@ -174,9 +179,11 @@ class ReflexEngine:
                 parts.append(self.backbone.text_part(gen.memories_text(memories)))
             parts += self.segment_parts(seg) + [self.backbone.text_part(gen.ASSISTANT)]
             hidden, cache, plen, end = self.prefill('response', gen.SYSTEM_RESPONSE, parts, active)
+            tok = self.backbone.tokenizer
+            newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
             try:
                 ids, _ = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
-                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop)
+                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop, newline)
             finally:
                 crop_to(cache, plen)
         return gen.clean_response(self.backbone.tokenizer.decode(ids)), plen + sum(len(p) for p in parts)
@@ -278,17 +285,59 @@ class ReflexEngine:
                 if got.error:
                     notes.append(f'retrieval: {got.error}')
                 memories = got.items if search else got.profiles
-            response = ''
+                if search:
+                    memories += self.recent_candidates(seg.utterance)
+            response, source = '', ''
             if speak:
                 t0 = time.perf_counter()
-                response, _ = self.respond(seg, memories, stop=self.preemption.halted)
+                context = self.response_memories(memories)
+                response, _ = self.respond(seg, context, stop=self.preemption.halted)
+                source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
+                if self.cfgs.response.grounding_check:
+                    # checked against (and quoted from) everything retrieved, not only what the prompt showed
+                    problem = reply_problem(response, seg.utterance, memories, self.cfgs.response.grounding_min_overlap)
+                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed) if problem else ''
+                    if quote:
+                        notes.append(f'extractive: {problem}')
+                        response, source = quote, 'extractive'
                 if not response:
                     notes.append('empty response from the model')
             if self.backbone.test_model:
                 notes.append('TEST backbone')
+        self.remember_recent(seg)
         return Decision(seg.segment_id, out.p_speech, out.p_search, speak, search, response,
-                        [m.ref for m in memories], lat, out.backend, out.query, notes)
+                        [m.ref for m in memories], lat, out.backend, out.query, notes, source)
+
+    def remember_recent(self, seg: SegmentInput) -> None:
+        """Keep the segment as a recent interaction (a retrieval candidate until it has long been consolidated)."""
+        if self.cfgs.response.recent_interactions <= 0:
+            return
+        who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
+        if seg.utterance.endswith('?'):
+            return          # a question holds nothing to recall, and would be the closest match to the next one
+        if seg.utterance:
+            text = f'{who} {"typed" if seg.typed_text else "said"}: {seg.utterance}'
+        elif seg.visual_tags or seg.face_ids:
+            text = f'saw {", ".join(seg.face_ids + seg.visual_tags)}'
+        else:
+            return
+        self.recent.append(MemoryItem(f'recent:{seg.segment_id}', text))
+
+    def recent_candidates(self, question: str) -> list[MemoryItem]:
+        """Recent interactions scored by their similarity to ``question``."""
+        items = list(self.recent)
+        if not items or not question:
+            return []
+        vecs = self.embedder.embed([question] + [m.text for m in items])
+        sims = vecs[1:] @ vecs[0]
+        return [MemoryItem(m.ref, m.text, float(s)) for m, s in zip(items, sims)]
+
+    def response_memories(self, memories: list[MemoryItem]) -> list[MemoryItem]:
+        """The profiles and the ``response.max_memories`` closest entries: what the response prompt shows."""
+        profiles = [m for m in memories if m.ref.startswith('profile:')]
+        facts = sorted((m for m in memories if not m.ref.startswith('profile:')), key=lambda m: -m.score)
+        return profiles + facts[:self.cfgs.response.max_memories]
 
     def describe(self) -> dict[str, Any]:
         """Diagnostics view of the engine."""

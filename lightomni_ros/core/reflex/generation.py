@@ -39,15 +39,17 @@ ASSISTANT = '<|im_start|>assistant\n'
 
 @torch.no_grad()
 def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int,
-                  stop: Callable[[], bool] | None = None) -> tuple[list[int], bool]:
-    """Greedy tokens after a prefilled prompt; returns (ids, interrupted). ``stop`` is polled between steps."""
+                  stop: Callable[[], bool] | None = None,
+                  end_token: Callable[[int], bool] | None = None) -> tuple[list[int], bool]:
+    """Greedy tokens after a prefilled prompt; returns (ids, interrupted). ``stop`` is polled between steps;
+    ``end_token`` ends the reply at a token it accepts once some text was generated (e.g. a line break)."""
     dec = backbone.decoder()
     eos = getattr(backbone.tokenizer, 'eos_ids', set())
     ids: list[int] = []
     logits = backbone.logits(hidden_last)
     for i in range(max_new_tokens):
         nxt = int(torch.argmax(logits[-1]).item())
-        if nxt in eos:
+        if nxt in eos or (end_token is not None and ids and end_token(nxt)):
             break
         ids.append(nxt)
         if i == max_new_tokens - 1:

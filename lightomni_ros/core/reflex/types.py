@@ -87,6 +87,7 @@ class Decision:
     backend: str
     query: np.ndarray
     notes: list[str] = field(default_factory=list)
+    response_source: str = ''      # "generated", "extractive" or "template" (msg/Action.msg)
 
 
 @dataclass

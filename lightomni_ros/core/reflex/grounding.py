@@ -1,0 +1,111 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The response check: a spoken reply must come from the retrieved memories, not from the prompt or thin air.
+
+Small backbones (the 135M default on a CPU) often copy their prompt, talk about "the user", repeat a sentence, or say
+something the memories do not hold. :func:`reply_problem` names such a reply; the engine then speaks
+:func:`extractive_answer` instead: the retrieved memory closest to the question, quoted, with face ids replaced by the
+names the profiles know. The Action says which one was spoken (backend note ``extractive: <problem>``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .types import MemoryItem
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
+_STOP = frozenset('''the and for are was were you your yours what who whom when where why how did does do can could
+would should will shall this that these those with from have has had not but all any his her him she they them their
+there here about into onto out over than then too very just also its it's i'm i've you're tell say said me my mine our
+ours was is am be been being of to in on at by an a or if so as'''.split())
+#: Phrases of the prompt or of talk about the conversation instead of an answer.
+_PROMPT_ECHO = ('memories:', 'question:', 'relevant memories', '<|im_', 'the user', "user's", 'the assistant',
+                'what happened so far', '[segment ')
+_FACE = re.compile(r'<face_\d+>')
+_PROFILE_NAME = re.compile(r'^(<face_\d+>) is ([^(;]+?)\s*(?:\(|$)')
+_SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
+#: The robot's own earlier answer inside an episodic entry (always its last part): never evidence, never quoted.
+_ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
+
+
+def evidence(text: str) -> str:
+    """A memory without the robot's own earlier answer (a wrong answer must not ground the next one)."""
+    return _ANSWERED.sub('', text).strip()
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words that carry content (no stop words, three letters or more, or digits)."""
+    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) >= 3 or w.isdigit())}
+
+
+def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min_overlap: float = 0.5) -> str:
+    """Why ``reply`` should not be spoken ('' when it is fine).
+
+    Grounded means: of the reply's content words that the question does not already hold, at least ``min_overlap``
+    occur in the memories (their own earlier answers excluded).
+    """
+    text = reply.strip()
+    if not text:
+        return 'empty reply'
+    low = text.lower()
+    if any(p in low for p in _PROMPT_ECHO):
+        return 'reply echoes the prompt'
+    sentences = [s.strip().lower() for s in re.split(r'[.!?]+', text) if s.strip()]
+    words = _WORD.findall(low)
+    grams = [' '.join(words[i:i + 4]) for i in range(len(words) - 3)]
+    if len(sentences) != len(set(sentences)) or any(grams.count(g) >= 3 for g in set(grams)):
+        return 'reply repeats itself'
+    q = ' '.join(_WORD.findall(question.lower()))
+    if q and q in ' '.join(words):
+        return 'reply repeats the question'
+    facts = [m for m in memories if not m.ref.startswith('profile:')]
+    if facts:
+        known = set().union(*(content_words(evidence(m.text)) for m in memories))
+        new = content_words(text) - content_words(question)
+        if not new:
+            return 'reply adds nothing to the question'
+        if len(new & known) < min_overlap * len(new):
+            return f'reply not grounded in the retrieved memories ({len(new & known)}/{len(new)} new words)'
+    return ''
+
+
+def face_names(memories: Sequence[MemoryItem]) -> dict[str, str]:
+    """``<face_N>`` -> name, from the retrieved profiles ("<face_0> is Barack (...)")."""
+    names = {}
+    for m in memories:
+        if m.ref.startswith('profile:'):
+            hit = _PROFILE_NAME.match(m.text.strip())
+            if hit:
+                names[hit.group(1)] = hit.group(2).strip()
+    return names
+
+
+def speakable(text: str, names: dict[str, str]) -> str:
+    """A memory as a sentence to say: no time-span prefix, no earlier answer, faces by name (or "someone")."""
+    text = evidence(_SPAN.sub('', text.strip()))
+    if text.startswith('saw '):         # an episodic entry: 'saw X; heard "Y"'
+        text = 'I saw ' + text[4:].replace('; heard ', ' and heard ', 1)
+    text = _FACE.sub(lambda m: names.get(m.group(0), 'someone'), text)
+    return text.strip().rstrip('.') + '.'
+
+
+def extractive_answer(question: str, memories: Sequence[MemoryItem],
+                      embed: Callable[[Sequence[str]], np.ndarray], max_quotes: int = 2,
+                      margin: float = 0.05) -> str:
+    """Quote the memories closest to ``question`` (a second one only when it is nearly as close)."""
+    facts = [m for m in memories if not m.ref.startswith('profile:') and evidence(_SPAN.sub('', m.text))]
+    facts = facts or list(memories)
+    if not facts:
+        return ''
+    names = face_names(memories)
+    texts = [speakable(m.text, names) for m in facts]
+    vecs = embed([question] + texts)
+    sims = vecs[1:] @ vecs[0]
+    order = [int(i) for i in np.argsort(-sims)]
+    chosen = [order[0]] + [i for i in order[1:max_quotes] if sims[i] >= sims[order[0]] - margin]
+    quotes = list(dict.fromkeys(texts[i] for i in chosen))
+    return 'From memory: ' + ' '.join(quotes)

@@ -1,0 +1,66 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The response check and the extractive answer (grounding.py), with the real MiniLM text embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from lightomni_ros.core.reflex.grounding import evidence, extractive_answer, face_names, reply_problem, speakable
+from lightomni_ros.core.reflex.types import MemoryItem
+
+MEMORIES = [
+    MemoryItem('profile:<face_3>', '<face_3> is Maria (persona: a nurse)'),
+    MemoryItem('semantic:1', 'the spare battery is charging in the kitchen', 0.4),
+    MemoryItem('semantic:2', '<face_3> said: I walk my dog every morning at seven', 0.5),
+    MemoryItem('episodic:7', 'saw a person, a desk; heard "the printer on floor two is broken"; '
+                             'answered "The scene is set in a prison."', 0.3),
+]
+
+
+@pytest.fixture(scope='module')
+def embed():
+    from lightomni_ros.core.reflex.retrieval import TextEmbedder
+
+    return TextEmbedder().embed
+
+
+@pytest.mark.parametrize('reply, why', [
+    ('', 'empty'),
+    ('Relevant memories: - the spare battery', 'echoes'),
+    ('The user is asking about a battery.', 'echoes'),
+    ('[segment 4, 3 s]', 'echoes'),
+    ('It is charging. It is charging.', 'repeats'),
+    ('Where is the spare battery?', 'repeats the question'),
+    ('Someone said: "where is the spare battery?"', 'repeats the question'),
+    ("The battery said, 'the battery said, 'the battery said, 'the battery said", 'repeats itself'),
+    ('The spare battery is.', 'adds nothing'),
+    ('The spare battery is on the moon with the astronauts.', 'not grounded'),
+    ('The printer is set in a prison.', 'not grounded'),     # the robot's own earlier answer is no evidence
+])
+def test_bad_replies_are_named(reply: str, why: str) -> None:
+    assert why in reply_problem(reply, 'Where is the spare battery?', MEMORIES)
+
+
+def test_grounded_reply_passes() -> None:
+    assert reply_problem('It is charging in the kitchen.', 'Where is the spare battery?', MEMORIES) == ''
+    # without retrieved facts there is nothing to check the content against
+    assert reply_problem('Hello there, nice to meet you.', 'hi robot', MEMORIES[:1]) == ''
+
+
+def test_speakable_names_faces_and_drops_answers() -> None:
+    names = face_names(MEMORIES)
+    assert names == {'<face_3>': 'Maria'}
+    assert speakable('[2026-01-05 09:00:01]--[09:00:04]: <face_3> said: hello', names) == 'Maria said: hello.'
+    assert speakable('<face_9> waved', names) == 'someone waved.'
+    assert evidence(MEMORIES[3].text) == 'saw a person, a desk; heard "the printer on floor two is broken"'
+    said = 'I saw a person, a desk and heard "the printer on floor two is broken".'
+    assert speakable(MEMORIES[3].text, names) == said
+
+
+def test_extractive_answer_quotes_the_closest_memory(embed) -> None:
+    assert 'kitchen' in extractive_answer('Where is the spare battery?', MEMORIES, embed)
+    dog = extractive_answer('When does Maria walk her dog?', MEMORIES, embed)
+    assert dog.startswith('From memory: Maria said: I walk my dog') and 'prison' not in dog
+    assert 'printer' in extractive_answer('Which printer is broken?', MEMORIES, embed)
+    assert extractive_answer('anything?', [], embed) == ''
