@@ -187,8 +187,10 @@ def _check_echo_replay(out: pathlib.Path, result: dict, bag: pathlib.Path) -> No
     assert sc['memory']['global_state_nodes'] == 4
     faces = [(tr, m) for topic, tr, m in msgs if topic == '/lightomni/faces/detections']
     assert len(faces) > 5
-    for recv, m in faces:   # a frame's restamped stamp is within a few ms of the moment it was received
-        assert abs(recv - (m.stamp.sec * 10**9 + m.stamp.nanosec)) < 0.2e9
+    # A frame's restamped stamp is on the replay's wall clock (the bag's own clock is years away): within a second
+    # of the moment its detection was recorded, also when a loaded CI machine delays the recorder.
+    for recv, m in faces:
+        assert abs(recv - (m.stamp.sec * 10**9 + m.stamp.nanosec)) < 1.0e9
     report = (out / 'report.md').read_text()
     assert '| probes passed | 3/4 |' in report and '**FAIL**' in report
     assert (out / 'answer_latency.png').stat().st_size > 1000 and (out / 'global_state.png').is_file()

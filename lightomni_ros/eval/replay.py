@@ -8,7 +8,7 @@
   reliability/durability its publishers offered when recording (like ``ros2 bag play``). Header stamps are shifted
   to the replay's wall clock (``--no-restamp`` keeps them), so the graph sees a live robot: segment times,
   reminders ("in one minute") and latencies all run on one clock.
-- Every output topic of the graph (segments, actions, topics, global_state, reminders/due, faces/*, /diagnostics) is
+- Every output topic of the graph (segments, actions, topics, global_state, reminders/*, faces/*, /diagnostics) is
   recorded, as received (raw bytes, receive time), into an MCAP bag under the output folder.
 - ``result.json`` holds the timing of the run (publish lag, counts, the bag's problems); with a ground truth
   (bags written by ``lightomni bag``) the probes are scored (:mod:`.scoring`) and report.md + plots are written
@@ -39,6 +39,7 @@ OUTPUTS = {
     'actions': ('lightomni_ros/msg/Action', 'reliable'),
     'topics': ('lightomni_ros/msg/Topic', 'reliable'),
     'global_state': ('lightomni_ros/msg/GlobalState', 'latched'),
+    'reminders/new': ('lightomni_ros/msg/Reminder', 'reliable'),
     'reminders/due': ('lightomni_ros/msg/Reminder', 'reliable'),
     'faces/identity': ('lightomni_ros/msg/FaceIdentity', 'reliable'),
     'faces/detections': ('lightomni_ros/msg/FaceObservation', 'reliable'),

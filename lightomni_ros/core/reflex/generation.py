@@ -41,8 +41,11 @@ ASSISTANT = '<|im_start|>assistant\n'
 def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int,
                   stop: Callable[[], bool] | None = None,
                   end_token: Callable[[int], bool] | None = None) -> tuple[list[int], bool]:
-    """Greedy tokens after a prefilled prompt; returns (ids, interrupted). ``stop`` is polled between steps;
-    ``end_token`` ends the reply at a token it accepts once some text was generated (e.g. a line break)."""
+    """Greedy tokens after a prefilled prompt; returns (ids, interrupted).
+
+    ``stop`` is polled between steps; ``end_token`` ends the reply at a token it accepts once some text was
+    generated (e.g. a line break).
+    """
     dec = backbone.decoder()
     eos = getattr(backbone.tokenizer, 'eos_ids', set())
     ids: list[int] = []
