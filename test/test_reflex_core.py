@@ -186,3 +186,19 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
     if d.response_source == 'extractive':
         assert 'red suitcase' in d.response and any(n.startswith('extractive: ') for n in d.notes)
     assert [m.ref for m in engine.recent] == ['recent:20']
+
+
+def test_global_state_update_never_waits_for_the_model(engine):
+    import threading
+    import time
+
+    v = engine.sg_version
+    with engine.adapters.lock:          # a model pass in progress on another thread
+        t = threading.Thread(target=engine.set_global_state, args=(v + 1, engine.sg_script + '\nAna came back.'))
+        t0 = time.perf_counter()
+        t.start()
+        t.join(5)
+        assert not t.is_alive() and time.perf_counter() - t0 < 1.0
+        assert engine.sg_version == v     # adopted when the model is free, not in the middle of a pass
+    engine.reflex_pass(question(30))
+    assert engine.sg_version == v + 1 and engine.sg_script.endswith('Ana came back.')

@@ -181,8 +181,9 @@ class ReflexNode(LifecycleNode):
                                              callback_group=sub_group)),
             ('sub', self.create_subscription(GlobalState, 'global_state', self._on_state, LATCHED_QOS,
                                              callback_group=sub_group)),
+            # its own group: a GlobalState callback waiting for the model must not hold a due reminder back
             ('sub', self.create_subscription(Reminder, 'reminders/due', self._on_reminder, RELIABLE_QOS,
-                                             callback_group=sub_group)),
+                                             callback_group=MutuallyExclusiveCallbackGroup())),
             ('srv', self.create_service(Summarize, 'summarize', self._summarize, callback_group=svc_group)),
         ]
         self.diag = Diagnostics(self, 'reflex', self.timer, period_s=self.cfg.diagnostics_period_s,

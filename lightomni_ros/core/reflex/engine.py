@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
@@ -82,6 +83,9 @@ class ReflexEngine:
         self.preemption = Preemption()
         self.sg_version = 0
         self.sg_script = ''
+        # A GlobalState callback must not wait seconds for the model (it would hold back the node's other callbacks).
+        self._sg_lock = threading.Lock()
+        self._sg_pending: tuple[int, str] | None = None
         self.recent: collections.deque[MemoryItem] = collections.deque(maxlen=max(1, cfgs.response.recent_interactions))
         self.last_prune: PruneResult | None = None
         self.accelerated: Any = None     # export.ReflexRunner when an exported path is faster
@@ -89,11 +93,22 @@ class ReflexEngine:
 
     # -- state ---------------------------------------------------------------------------------------------------
     def set_global_state(self, version: int, script: str) -> None:
-        """Adopt a new S_g; prefix caches of other versions are dropped."""
-        with self.adapters.lock:
-            if version != self.sg_version or script != self.sg_script:
-                self.sg_version, self.sg_script = int(version), script
-                self.prefixes.invalidate(keep_version=self.sg_version)
+        """Adopt a new S_g (now when the model is free, else at the start of its next pass; never blocks)."""
+        with self._sg_lock:
+            self._sg_pending = (int(version), script)
+        if self.adapters.lock.acquire(blocking=False):
+            try:
+                self._adopt_global_state()
+            finally:
+                self.adapters.lock.release()
+
+    def _adopt_global_state(self) -> None:
+        """Switch to the pending S_g (called holding the model lock); prefix caches of other versions are dropped."""
+        with self._sg_lock:
+            pending, self._sg_pending = self._sg_pending, None
+        if pending is not None and pending != (self.sg_version, self.sg_script):
+            self.sg_version, self.sg_script = pending
+            self.prefixes.invalidate(keep_version=self.sg_version)
 
     def cache_stats(self) -> dict[str, int]:
         """Hit/miss counters of both caches."""
@@ -128,6 +143,7 @@ class ReflexEngine:
         """Run [system + S_g prefix (cached per adapter and S_g version), parts]; return hidden, cache, offsets."""
         from transformers import DynamicCache
 
+        self._adopt_global_state()
         dec = self.backbone.decoder()
         key = (adapter, self.sg_version, kind)
         hit = self.prefixes.get(key)
@@ -145,6 +161,7 @@ class ReflexEngine:
 
     def full_sequence(self, seg: SegmentInput) -> tuple[torch.Tensor, torch.Tensor]:
         """inputs_embeds [1, L, H] and position ids of the whole reflex prompt (for export and parity checks)."""
+        self._adopt_global_state()
         prefix = self.backbone.text_part(gen.system_prefix(gen.SYSTEM_REFLEX, self.sg_script))
         emb, pos, _ = assemble([prefix] + self.segment_parts(seg) + [self.soft_part()])
         return emb, self._pos_arg(pos)
