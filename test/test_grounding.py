@@ -53,6 +53,7 @@ def test_speakable_names_faces_and_drops_answers() -> None:
     assert names == {'<face_3>': 'Maria'}
     assert speakable('[2026-01-05 09:00:01]--[09:00:04]: <face_3> said: hello', names) == 'Maria said: hello.'
     assert speakable('<face_9> waved', names) == 'someone waved.'
+    assert speakable('<face_3> said: Ask not!', names) == 'Maria said: Ask not!'
     assert evidence(MEMORIES[3].text) == 'saw a person, a desk; heard "the printer on floor two is broken"'
     said = 'I saw a person, a desk and heard "the printer on floor two is broken".'
     assert speakable(MEMORIES[3].text, names) == said

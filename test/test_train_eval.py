@@ -64,3 +64,13 @@ def test_shipped_weights_match_their_checksums():
     assert all(sums.values()), sums
     total = sum((d / f).stat().st_size for f in sums)
     assert total < 50e6
+
+
+def test_best_threshold_maximises_f1() -> None:
+    scores = [0.9, 0.8, 0.35, 0.3, 0.2, 0.1]
+    gold = [True, True, True, False, False, False]
+    t, f1 = E.best_threshold(scores, gold)
+    assert 0.3 < t <= 0.35 and f1 == pytest.approx(1.0)
+    assert E.best_threshold([0.5] * 4, [False] * 4)[1] == 0.0       # nothing to find: F1 0
+    args = build_parser().parse_args(['eval', 'heads', '--calibrate', '50', '--search-threshold', '0.4'])
+    assert args.calibrate == 50 and args.search_threshold == 0.4

@@ -42,6 +42,37 @@ def prf(pred: Sequence[bool], gold: Sequence[bool]) -> dict[str, float]:
     return {'precision': prec, 'recall': rec, 'f1': f1, 'support': int(g.sum())}
 
 
+def best_threshold(scores: Sequence[float], gold: Sequence[bool]) -> tuple[float, float]:
+    """The threshold (0.05 steps) with the highest F1 of ``scores >= t``; returns (threshold, F1)."""
+    s = np.asarray(scores, float)
+    grid = np.round(np.arange(0.05, 0.96, 0.05), 2)
+    f1s = [prf(s >= t, gold)['f1'] for t in grid]
+    i = int(np.argmax(f1s))
+    return float(grid[i]), float(f1s[i])
+
+
+def calibrate(split_dir: str | pathlib.Path, engine, limit: int = 0, progress: bool = True) -> dict[str, Any]:
+    """Speech/search thresholds that maximise F1 on a split the heads were trained on (never the held-out one)."""
+    from tqdm import tqdm
+
+    from .synth import load_split
+    from .train import segment_of
+
+    exs = load_split(split_dir)['examples']
+    exs = exs[:limit] if limit else exs
+    p = []
+    for i, ex in enumerate(tqdm(exs, desc='calibration', disable=not progress)):
+        engine.set_global_state(i + 1, ex.get('sg', ''))
+        out = engine.reflex_pass(segment_of(ex, i + 1))
+        p.append((out.p_speech, out.p_search))
+    p_arr = np.asarray(p)
+    out: dict[str, Any] = {'examples': len(exs)}
+    for col, trig in enumerate(('speech', 'search')):
+        t, f1 = best_threshold(p_arr[:, col], [e[trig] for e in exs])
+        out[trig] = {'threshold': t, 'f1_on_calibration_split': f1}
+    return out
+
+
 def recall_at_k(queries: np.ndarray, candidates: Sequence[np.ndarray], gold: Sequence[int],
                 ks: Sequence[int] = KS) -> dict[int, float]:
     """Fraction of queries whose gold candidate ranks in the top k (by dot product; ties count against the gold)."""
@@ -231,6 +262,13 @@ def register(sub: argparse._SubParsersAction) -> None:
                                                 'heads_similarity.png)')
     h.add_argument('--limit', type=int, default=0, help='evaluate only the first N held-out examples')
     h.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: torch default)')
+    h.add_argument('--speech-threshold', type=float, default=None,
+                   help='p_speech threshold (default: latent.speech_threshold)')
+    h.add_argument('--search-threshold', type=float, default=None,
+                   help='p_search threshold (default: latent.search_threshold)')
+    h.add_argument('--calibrate', type=int, default=0, metavar='N',
+                   help='first choose both thresholds for the best F1 on N examples of the training split, then '
+                        'evaluate the held-out split with them (0: no calibration)')
     h.set_defaults(func=run)
 
 
@@ -245,7 +283,25 @@ def run(args: argparse.Namespace) -> int:
         tr, ho = default_synth_configs()
         data = ensure_splits(cache_dir() / 'train_data', tr, ho)['heldout']
     models_dir = args.models_dir or str(default_models_dir())
-    res = evaluate(data, models_dir, args.limit, args.threads)
+    from ..core.reflex.config import BackboneConfig, LatentConfig
+    from ..core.reflex.engine import EngineConfigs, ReflexEngine
+
+    engine = ReflexEngine(EngineConfigs(backbone=BackboneConfig(device='cpu', threads=args.threads),
+                                        models_dir=str(models_dir)))
+    lat = LatentConfig()
+    ts = {'speech': args.speech_threshold if args.speech_threshold is not None else lat.speech_threshold,
+          'search': args.search_threshold if args.search_threshold is not None else lat.search_threshold}
+    cal = None
+    if args.calibrate:
+        cal = calibrate(pathlib.Path(data).parent / 'train', engine, args.calibrate)
+        ts = {k: cal[k]['threshold'] for k in ts}
+        print(f'calibrated on {cal["examples"]} training examples: speech threshold {ts["speech"]:.2f}, '
+              f'search threshold {ts["search"]:.2f}')
+    res = evaluate(data, models_dir, args.limit, args.threads, speech_threshold=ts['speech'],
+                   search_threshold=ts['search'], engine=engine)
+    res['thresholds'] = ts
+    if cal is not None:
+        res['calibration'] = cal
     print_report(res)
     mats = res.pop('_matrices')
     plot = args.plot or (str(pathlib.Path(args.json_path).with_suffix('.png')) if args.json_path

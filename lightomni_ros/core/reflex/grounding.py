@@ -90,7 +90,8 @@ def speakable(text: str, names: dict[str, str]) -> str:
     if text.startswith('saw '):         # an episodic entry: 'saw X; heard "Y"'
         text = 'I saw ' + text[4:].replace('; heard ', ' and heard ', 1)
     text = _FACE.sub(lambda m: names.get(m.group(0), 'someone'), text)
-    return text.strip().rstrip('.') + '.'
+    text = text.strip()
+    return text if text.endswith(('.', '!', '?', '."', '!"', '?"')) else text + '.'
 
 
 def extractive_answer(question: str, memories: Sequence[MemoryItem],
