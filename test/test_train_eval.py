@@ -74,3 +74,17 @@ def test_best_threshold_maximises_f1() -> None:
     assert E.best_threshold([0.5] * 4, [False] * 4)[1] == 0.0       # nothing to find: F1 0
     args = build_parser().parse_args(['eval', 'heads', '--calibrate', '50', '--search-threshold', '0.4'])
     assert args.calibrate == 50 and args.search_threshold == 0.4
+
+
+def test_calibrate_on_a_training_split_with_the_shipped_heads(tmp_path) -> None:
+    from lightomni_ros.core.reflex.config import BackboneConfig
+    from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
+    from lightomni_ros.train import synth
+
+    split = synth.write(synth.generate('train', cfg=synth.SynthConfig(streams=1, segments=12)), tmp_path / 'train')
+    engine = ReflexEngine(EngineConfigs(backbone=BackboneConfig(device='cpu', threads=2),
+                                        models_dir=str(E.default_models_dir())))
+    cal = E.calibrate(split, engine, limit=16, progress=False)
+    assert cal['examples'] == 16
+    for trig in ('speech', 'search'):
+        assert 0.05 <= cal[trig]['threshold'] <= 0.95 and 0.0 <= cal[trig]['f1_on_calibration_split'] <= 1.0

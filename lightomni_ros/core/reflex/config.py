@@ -97,6 +97,10 @@ class ExportConfig:
     backend: str = param('auto', 'Reflex-pass execution path: "auto" (measure the available ones, keep the '
                                  'fastest), "torch", "onnxruntime" or "tensorrt".',
                          choices=['auto', 'torch', 'onnxruntime', 'tensorrt'])
+    choose_sg_tokens: int = param(1024, 'Length (approximate tokens) of the synthetic global state the "auto" choice '
+                                        'measures with: the torch path reuses the cached S_g prefix, an exported '
+                                        'graph runs the whole prompt, so a short S_g would favour the wrong one.',
+                                  min=0)
 
 
 @dataclass

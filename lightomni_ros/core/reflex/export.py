@@ -163,6 +163,28 @@ def choose(engine, cfg: ExportConfig, sample: SegmentInput | None = None) -> Cho
     timings: dict[str, float] = {}
     runners: dict[str, Any] = {torch_name: None}
     engine.accelerated = None
+    saved = (engine.sg_version, engine.sg_script)
+    engine.set_global_state(-1, synthetic_sg(cfg.choose_sg_tokens))
+    try:
+        return _choose(engine, cfg, sample, torch_name, timings, runners)
+    finally:
+        engine.set_global_state(*saved)
+
+
+def synthetic_sg(tokens: int) -> str:
+    """A global-state script of about ``tokens`` tokens (events of an ordinary day), for timing only."""
+    lines, n, k = [], 0, 0
+    while n < tokens:
+        line = (f'L0 [09:{k % 60:02d}--09:{k % 60:02d}]: someone talked with the robot about item {k} '
+                f'in the kitchen and asked it to remember where it was put.')
+        lines.append(line)
+        n += len(line) // 4
+        k += 1
+    return '\n'.join(lines)
+
+
+def _choose(engine, cfg: ExportConfig, sample: SegmentInput, torch_name: str, timings: dict[str, float],
+            runners: dict[str, Any]) -> Choice:
     timings[torch_name] = _time(lambda: engine.reflex_pass(sample))
     wanted = cfg.backend
     try:
