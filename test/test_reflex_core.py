@@ -202,3 +202,12 @@ def test_global_state_update_never_waits_for_the_model(engine):
         assert engine.sg_version == v     # adopted when the model is free, not in the middle of a pass
     engine.reflex_pass(question(30))
     assert engine.sg_version == v + 1 and engine.sg_script.endswith('Ana came back.')
+
+
+def test_prefixes_are_warmed_in_sleep_time(engine):
+    engine.set_global_state(engine.sg_version + 1, engine.sg_script + '\nAna watered the plants.')
+    assert engine.warm_prefixes() == (1 if engine.accelerated is not None else 2)
+    assert engine.warm_prefixes() == 0                   # nothing left to build for this S_g
+    misses = engine.prefixes.misses
+    engine.decide(question(40), 0.5, 0.5, 12, 4)          # reflex + response passes: both prefixes were ready
+    assert engine.prefixes.misses == misses

@@ -347,7 +347,17 @@ class ReflexNode(LifecycleNode):
         preempted: dict[int, int] = {}   # segment id -> times its memory pass was interrupted
         while not self._stop.is_set():
             idle = time.monotonic() - self._last_input
-            if self._work or eng.preemption.pending() or not len(self._sleep) or idle < self.cfg.sleep_idle_s:
+            if self._work or eng.preemption.pending() or idle < self.cfg.sleep_idle_s:
+                self._stop.wait(0.05)
+                continue
+            try:
+                t0 = time.perf_counter()
+                if eng.warm_prefixes():    # the next question must not pay for the new S_g's prefix
+                    self.timer.add('prefix_warmup', (time.perf_counter() - t0) * 1000.0)
+                    continue
+            except Exception as e:  # noqa: BLE001 - reported; the question would build it instead
+                self.diag.warn('prefix_warmup', f'{type(e).__name__}: {e}')
+            if not len(self._sleep):
                 self._stop.wait(0.05)
                 continue
             item = self._sleep.pop()

@@ -68,6 +68,10 @@ class PrefixCache:
         self.hits += 1
         return self._data[key]
 
+    def has(self, key: Hashable) -> bool:
+        """Whether ``key`` is cached (not counted as a hit or miss)."""
+        return self.enabled and key in self._data
+
     def put(self, key: Hashable, cache: Any, length: int, offset: int) -> None:
         """Store the prefix cache of ``key``; entries of older global-state versions go first."""
         self.misses += 1

@@ -141,23 +141,49 @@ class ReflexEngine:
     @torch.no_grad()
     def prefill(self, kind: str, system: str, parts: list[Part], adapter: str) -> tuple[torch.Tensor, Any, int, int]:
         """Run [system + S_g prefix (cached per adapter and S_g version), parts]; return hidden, cache, offsets."""
-        from transformers import DynamicCache
-
         self._adopt_global_state()
         dec = self.backbone.decoder()
-        key = (adapter, self.sg_version, kind)
-        hit = self.prefixes.get(key)
-        if hit is None:
-            cache = DynamicCache()
-            pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, self.sg_script))])
-            dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
-            plen = pemb.shape[1]
-            self.prefixes.put(key, cache, plen, poff)
-        else:
-            cache, plen, poff = hit
+        cache, plen, poff = self._prefix((adapter, self.sg_version, kind), system)
         emb, pos, end = assemble(parts, poff)
         out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, cache))
         return out.last_hidden_state[0], cache, plen, end
+
+    def _prefix(self, key: tuple[str, int, str], system: str) -> tuple[Any, int, int]:
+        """The cached [system + S_g] prefix of ``key`` (built and stored when missing): cache, length, next position."""
+        from transformers import DynamicCache
+
+        hit = self.prefixes.get(key)
+        if hit is not None:
+            return hit
+        dec = self.backbone.decoder()
+        cache = DynamicCache()
+        pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, self.sg_script))])
+        dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
+        self.prefixes.put(key, cache, pemb.shape[1], poff)
+        return cache, pemb.shape[1], poff
+
+    @torch.no_grad()
+    def warm_prefixes(self) -> int:
+        """Build the reflex and response S_g prefixes of the current S_g before the next question needs them.
+
+        Called in sleep time: otherwise the first question after every S_g update pays the whole prefix (tens of
+        seconds for a long S_g on a CPU). Returns how many prefixes were built (0 when all were there).
+        """
+        if not self.cfgs.cache.prefix:
+            return 0
+        built = 0
+        with self.adapters.lock:
+            self._adopt_global_state()
+            for role, kind, system in (('reaction', 'reflex', gen.SYSTEM_REFLEX),
+                                       ('generation', 'response', gen.SYSTEM_RESPONSE)):
+                if role == 'reaction' and self.accelerated is not None:
+                    continue        # the exported reflex graph runs the whole prompt; it has no prefix cache
+                with self.adapters.use(role) as active:
+                    key = (active, self.sg_version, kind)
+                    if not self.prefixes.has(key):
+                        self._prefix(key, system)
+                        built += 1
+        return built
 
     def full_sequence(self, seg: SegmentInput) -> tuple[torch.Tensor, torch.Tensor]:
         """inputs_embeds [1, L, H] and position ids of the whole reflex prompt (for export and parity checks)."""
