@@ -37,7 +37,6 @@ from .models import ModelResolver, ModelsConfig
 from .reflex.config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                             ReflexConfig, ResponseConfig)
 from .reflex.engine import EngineConfigs, ReflexEngine
-from .reflex.sleep import find_reminders
 from .reflex.types import Decision, MemoryItem, Retrieved, SegmentInput, TopicOut
 
 log = logging.getLogger('lightomni.agent')
@@ -396,7 +395,7 @@ class LightOmni:
                           d.response if d.speak else '', list(d.memory_ids), d.backend, seg.speech_end, t,
                           compute_ms, dict(d.latency_ms), list(d.notes), d.response_source if d.speak else '')
         # as the reflex node does: a time intent is stored when it is answered (reminders/new)
-        for r in find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else ''):
+        for r in d.reminders:
             self.memory.add_reminder(r['text'], r['due'], r['face_id'], seg.segment_id)
         if self.sleep_work:
             self._sleep_pass(seg, act.response, t)

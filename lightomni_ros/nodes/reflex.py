@@ -31,7 +31,7 @@ from ..core.models import ModelsConfig
 from ..core.reflex.config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig,
                                   PruningConfig, ReflexConfig, ResponseConfig)
 from ..core.reflex.engine import EngineConfigs, ReflexEngine
-from ..core.reflex.sleep import SleepQueue, find_reminders
+from ..core.reflex.sleep import SleepQueue
 from ..core.reflex.types import Decision, MemoryItem, Retrieved, SegmentInput, TopicOut
 from ..core.timing import StageTimer
 from .common import LATCHED_QOS, RELIABLE_QOS, Diagnostics, declare_config, from_time, run_node, to_time
@@ -297,7 +297,7 @@ class ReflexNode(LifecycleNode):
         self._publish_action(d, Action.SOURCE_SEGMENT, msg.speech_end)
         # A time intent is stored when it is answered, not after the sleep-time memory pass (which may wait minutes
         # behind a busy conversation); the Topic carries it again and the consolidation node stores it once.
-        for r in find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else ''):
+        for r in d.reminders:
             self._pub_reminder.publish(Reminder(due=to_time(r['due']), text=r['text'], face_id=r['face_id'],
                                                 source_segment=seg.segment_id, status=Reminder.STATUS_PENDING))
             self.diag.count('reminders.requested')

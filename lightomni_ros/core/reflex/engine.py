@@ -30,7 +30,8 @@ from .grounding import extractive_answer, reply_problem
 from .latent import LatentHeads, fused_query
 from .pruning import PruneResult, prune
 from .retrieval import MemoryClient, NoMemory, TextEmbedder
-from .sleep import Preemption, extractive_summary, find_name, parse_json_object, topic_from_reply, fallback_topic
+from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
+                    topic_from_reply)
 from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, TopicOut
 
 log = logging.getLogger('lightomni.reflex')
@@ -349,16 +350,17 @@ class ReflexEngine:
             if self.backbone.test_model:
                 notes.append('TEST backbone')
         self.remember_recent(seg)
+        reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '')
         return Decision(seg.segment_id, out.p_speech, out.p_search, speak, search, response,
-                        [m.ref for m in memories], lat, out.backend, out.query, notes, source)
+                        [m.ref for m in memories], lat, out.backend, out.query, notes, source, reminders)
 
     def remember_recent(self, seg: SegmentInput) -> None:
         """Keep the segment as a recent interaction (a retrieval candidate until it has long been consolidated)."""
         if self.cfgs.response.recent_interactions <= 0:
             return
-        who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
         if seg.utterance.endswith('?'):
             return          # a question holds nothing to recall, and would be the closest match to the next one
+        who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
         if seg.utterance:
             text = f'{who} {"typed" if seg.typed_text else "said"}: {seg.utterance}'
         elif seg.visual_tags or seg.face_ids:

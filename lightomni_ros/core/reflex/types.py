@@ -88,6 +88,8 @@ class Decision:
     query: np.ndarray
     notes: list[str] = field(default_factory=list)
     response_source: str = ''      # "generated", "extractive" or "template" (msg/Action.msg)
+    #: time intents of the utterance ({"due", "text", "face_id"}), stored when answered, not after the memory pass
+    reminders: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
