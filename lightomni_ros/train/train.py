@@ -811,7 +811,7 @@ def default_synth_configs():  # -> tuple[SynthConfig, SynthConfig]
     """Sizes of the shipped run: the training split and the held-out split (>= 256 noisy retrieval queries)."""
     from .synth import HELDOUT_NOISE, SynthConfig
 
-    return SynthConfig(streams=7), SynthConfig(streams=9, noise_kinds=HELDOUT_NOISE)
+    return SynthConfig(streams=9), SynthConfig(streams=9, noise_kinds=HELDOUT_NOISE)
 
 
 def regenerate(cfg: TrainConfig, data_dir: str | pathlib.Path | None = None) -> dict[str, Any]:
