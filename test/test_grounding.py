@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.grounding import evidence, extractive_answer, face_names, reply_problem, speakable
-from lightomni_ros.core.reflex.types import MemoryItem
+from lightomni_ros.core.reflex.grounding import (evidence, extractive_answer, face_names, is_quote_question,
+                                                 reply_problem, said_by, speakable)
+from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem
+
 
 MEMORIES = [
     MemoryItem('profile:<face_3>', '<face_3> is Maria (persona: a nurse)'),
@@ -52,7 +54,7 @@ def test_speakable_names_faces_and_drops_answers() -> None:
     names = face_names(MEMORIES)
     assert names == {'<face_3>': 'Maria'}
     assert speakable('[2026-01-05 09:00:01]--[09:00:04]: <face_3> said: hello', names) == 'Maria said: hello.'
-    assert speakable('<face_9> waved', names) == 'someone waved.'
+    assert speakable('<face_9> waved', names) == 'a person waved.'
     assert speakable('<face_3> said: Ask not!', names) == 'Maria said: Ask not!'
     assert evidence(MEMORIES[3].text) == 'saw a person, a desk; heard "the printer on floor two is broken"'
     said = 'I saw a person, a desk and heard "the printer on floor two is broken".'
@@ -65,3 +67,34 @@ def test_extractive_answer_quotes_the_closest_memory(embed) -> None:
     assert dog.startswith('From memory: Maria said: I walk my dog') and 'prison' not in dog
     assert 'printer' in extractive_answer('Which printer is broken?', MEMORIES, embed)
     assert extractive_answer('anything?', [], embed) == ''
+
+
+def test_quote_questions() -> None:
+    for q in ('What did the man on the radio say?', 'what was Joe saying about the match', 'What did she tell you?',
+              'What did I ask you to remember?'):
+        assert is_quote_question(q), q
+    for q in ('What did you see in the video?', 'Where are my keys?', 'Can you summarize what happened today?',
+              'What sport does Barack play?', ''):
+        assert not is_quote_question(q), q
+
+
+def test_quote_candidates_follow_the_speaker_the_question_names() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Joe'),
+            MemoryItem('semantic:1', '<face_1> said: my keys are in the blue drawer', 0.3),
+            MemoryItem('episodic:2', 'saw <face_2> talking; heard "I love basketball"', 0.9),
+            MemoryItem('recent:3', f'{UNSEEN_SPEAKER} said: ask not what your country can do for you', 0.1)]
+    assert [m.ref for m in said_by('What did Joe say about his keys?', mems)] == ['profile:<face_1>', 'semantic:1']
+    assert [m.ref for m in said_by('What did the man on the radio say?', mems)] == ['profile:<face_1>', 'recent:3']
+    assert said_by('What did Ana say?', mems) == mems, 'an unknown name filters nothing'
+    # the source hint of an unseen speaker is no evidence: a reply about "a radio host" is not grounded by it
+    assert evidence(mems[3].text).startswith('an unseen speaker said:')
+    assert 'not grounded' in reply_problem('The speaker is a radio host on TV.', 'Where are the keys?', mems[3:])
+
+
+def test_a_described_person_is_one_without_a_known_name() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Joe'),
+            MemoryItem('recent:1', '<face_1> said: my keys are in the blue drawer'),
+            MemoryItem('recent:2', 'saw <face_2> talking, <face_1>; heard "bin blue at f two now"'),
+            MemoryItem('recent:3', f'{UNSEEN_SPEAKER} said: ask not')]
+    assert [m.ref for m in said_by('What did the man in the video say?', mems)] == ['profile:<face_1>', 'recent:2']
+    assert said_by('What did you hear?', mems) == mems

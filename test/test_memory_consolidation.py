@@ -177,7 +177,8 @@ def test_forget_face_leaves_nothing(tmp_path, embedder):
 
     for q in ('Who is Zelda?', 'Who is allergic to peanuts?', 'birthday', '<face_3>', 'opera'):
         r = c.query(text=q, k_semantic=100, k_episodic=100, face_ids=['<face_3>'])
-        assert r.profiles == []
+        # only the people the remaining entries mention come back (<face_4>), never the forgotten one
+        assert all(p.face_id != '<face_3>' and not leaks(p.text()) for p in r.profiles), r.profiles
         for e, _ in r.semantic + r.episodic:
             assert not leaks(e.render()) and '<face_3>' not in e.face_ids, e
     state = c.global_state()
@@ -248,3 +249,26 @@ def test_export_import_roundtrip(tmp_path, embedder):
 def test_qwen3_needs_its_pack_in_models_dir(tmp_path):
     with pytest.raises(FileNotFoundError, match='Qwen3-Embedding-0.6B'):
         load_embedder('qwen3', models_dir=str(tmp_path))
+
+
+def test_name_learned_from_an_introduction_at_once(tmp_path, embedder):
+    c = make(tmp_path, embedder)        # k=3: no profile update runs after one or two segments
+    c.enqueue(topic(1, face_ids=['<face_2>'], audio="Hi robot, I'm Barack. I love playing basketball."))
+    c.enqueue(topic(2, face_ids=['<face_3>', '<face_4>'], audio='Hello, my name is Joe.'))
+    c.process_all()
+    assert c.stats.profile_updates == 0
+    names = {p.face_id: p.name for p in c.profiles()}
+    assert names == {'<face_2>': 'Barack', '<face_3>': '', '<face_4>': ''}, 'two faces in view: speaker unknown'
+    assert c.stats.names_learned == 1
+    # a later introduction by the same face does not rename; the answer to a query names who its entries mention
+    c.enqueue(topic(3, face_ids=['<face_2>'], audio="I'm Bob."))
+    c.process_all()
+    assert c.profiles(['<face_2>'])[0].name == 'Barack'
+    # two faces in view, but the fact names the speaker (perception singled them out)
+    c.enqueue(topic(4, face_ids=['<face_3>', '<face_4>'], audio='Hello, my name is Joe.',
+                    semantic=['<face_4> said: Hello, my name is Joe.']))
+    c.process_all()
+    assert {p.face_id: p.name for p in c.profiles(['<face_3>', '<face_4>'])} == {'<face_3>': '', '<face_4>': 'Joe'}
+    got = c.query(text='who plays basketball?', k_semantic=2, k_episodic=2)
+    assert '<face_2>' in {p.face_id for p in got.profiles}
+    c.close()

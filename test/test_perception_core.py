@@ -193,6 +193,23 @@ def test_jfk_stereo_44k_streaming_transcript(vad_model: SileroVad, asr: Transcri
     assert errors / n <= 0.1, text
 
 
+def test_asr_name_hints(asr: Transcriber) -> None:
+    """Names heard in introductions become hotwords (bounded); recognition still works with them."""
+    try:
+        assert asr.learn_from("Hi robot, I'm Barack.") == 'Barack' and asr.learn_from('I am tired') == ''
+        asr.learn_names(['Joe', 'Barack', ''])
+        assert asr.names == ['Barack', 'Joe']
+        asr.learn_names(f'Name{i:02d}' for i in range(40))
+        assert len(asr.names) == asr.cfg.name_hints and asr.names[-1] == 'Name39'
+        x, sr = load_audio(MEDIA / 'speech/jfk.flac')
+        mono = Resampler(sr).process(x.mean(axis=1).astype(np.float32), flush=True)
+        text = asr.transcribe(mono).text
+        errors, n = word_errors(SPEECH['speech/jfk.flac'], text)
+        assert errors / n <= 0.15, text
+    finally:
+        asr.names.clear()
+
+
 def test_vad_max_speech_cuts_long_speech(vad_model: SileroVad) -> None:
     class Always:
         def __call__(self, window: np.ndarray) -> float:

@@ -14,6 +14,7 @@ from lightomni_ros.core.reflex.backbone import TextBackbone, assemble
 from lightomni_ros.core.reflex.config import AdapterConfig, BackboneConfig
 from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
 from lightomni_ros.core.reflex.latent import LatentHeads, fused_query
+from lightomni_ros.core.reflex.people import PersonSeen
 from lightomni_ros.core.reflex.types import MemoryItem, Retrieved, SegmentInput
 
 
@@ -27,6 +28,9 @@ class ListMemory:
         self.queries.append((np.asarray(vector), text, k_semantic, k_episodic, list(face_ids)))
         return Retrieved(semantic=[MemoryItem('semantic:3', 'Ana keeps her keys in the blue bowl.', 0.8)],
                          profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana, a nurse.') for f in face_ids])
+
+    def people(self):
+        return [PersonSeen('<face_1>', 'Ana', 90.0, 100.0), PersonSeen('<face_2>', 'Bob', 50.0, 60.0)]
 
 
 @pytest.fixture(scope='module')
@@ -185,7 +189,7 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
     assert d.response_source in ('generated', 'extractive') and d.response
     if d.response_source == 'extractive':
         assert 'red suitcase' in d.response and any(n.startswith('extractive: ') for n in d.notes)
-    assert [m.ref for m in engine.recent] == ['recent:20']
+    assert [m.ref for m, _ in engine.recent] == ['recent:20']
 
 
 def test_global_state_update_never_waits_for_the_model(engine):
@@ -211,3 +215,10 @@ def test_prefixes_are_warmed_in_sleep_time(engine):
     misses = engine.prefixes.misses
     engine.decide(question(40), 0.5, 0.5, 12, 4)          # reflex + response passes: both prefixes were ready
     assert engine.prefixes.misses == misses
+
+
+def test_who_question_is_answered_from_the_profiles(engine):
+    seg = SegmentInput(31, 100.0, 104.0, transcript='Robot, who did I talk to today?', face_ids=['<face_1>'])
+    d = engine.decide(seg, 0.5, 0.5, 12, 4)
+    assert d.speak and d.response_source == 'template' and 'generation' not in d.latency_ms
+    assert d.response == 'Today I saw Bob.', 'the asker is not listed'

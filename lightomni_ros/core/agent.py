@@ -37,6 +37,7 @@ from .models import ModelResolver, ModelsConfig
 from .reflex.config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                             ReflexConfig, ResponseConfig)
 from .reflex.engine import EngineConfigs, ReflexEngine
+from .reflex.people import PersonSeen, speaking_face
 from .reflex.types import Decision, MemoryItem, Retrieved, SegmentInput, TopicOut
 
 log = logging.getLogger('lightomni.agent')
@@ -147,6 +148,10 @@ class StoreMemory:
             out.episodic = [MemoryItem(f'episodic:{e.id}', e.render(tz), s) for e, s in r.episodic]
         out.profiles = [MemoryItem(f'profile:{p.face_id}', profile_text(p)) for p in r.profiles]
         return out
+
+    def people(self) -> list[PersonSeen]:
+        """Every profile with the span its person was seen in."""
+        return [PersonSeen(p.face_id, p.name, p.first_seen, p.last_seen) for p in self.memory.profiles()]
 
 
 def profile_text(p: prof.Profile) -> str:
@@ -438,8 +443,11 @@ def segment_input(seg: Any, decode_frames: bool) -> SegmentInput:
                 frames.append(img[:, :, ::-1])
                 times.append(kf.stamp)
     faces = list(dict.fromkeys(f.face_id for f in seg.faces if f.face_id))
+    words = getattr(seg, 'words', [])
+    speech_start = seg.start + words[0].start if words else getattr(seg, 'speech_start', 0.0)
+    speaker = speaking_face([(f.face_id, f.stamp) for f in seg.faces], speech_start) if seg.transcript else ''
     return SegmentInput(int(seg.segment_id), seg.start, seg.end, seg.transcript, seg.typed_text, faces,
-                        list(seg.visual_tags), frames, times, seg.audio_uri, seg.speech_end, False)
+                        list(seg.visual_tags), frames, times, seg.audio_uri, seg.speech_end, False, speaker)
 
 
 class _Perception:
@@ -536,6 +544,7 @@ class _Perception:
 
         if len(audio):
             tr = self.asr.transcribe(audio)
+            self.asr.learn_from(tr.text)
             seg.set_transcript(tr.text, tr.words, tr.language, seg.speech_start - seg.start)
             if self.c.segments.audio_store != 'none':
                 seg.audio_uri = write_wav(self.audio_dir / f'segment_{seg.segment_id:08d}.wav', audio)

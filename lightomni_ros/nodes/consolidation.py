@@ -338,7 +338,7 @@ class ConsolidationNode(Node):
             self.diag.set('queue_depth', m.pending_count())
             s = m.stats
             for key in ('topics_consolidated', 'facts_appended', 'facts_extended', 'merges', 'profile_updates',
-                        'extractive_fallbacks'):
+                        'names_learned', 'extractive_fallbacks'):
                 self.diag.set(key, getattr(s, key))
             self.diag.set('producer', ','.join(f'{k}={v}' for k, v in sorted(s.last_producer.items())))
 

@@ -350,6 +350,7 @@ class PerceptionNode(LifecycleNode):
             entries = [(p.face_id, np.asarray(p.embedding, np.float32), p.observations, p.embedding_backend)
                        for p in res.profiles]
             self.faces.registry.sync(entries)
+            self.asr.learn_names(p.name for p in res.profiles if p.name)
             self.get_logger().info(f'{len(entries)} profiles loaded from list_profiles')
         finally:
             self.destroy_client(client)
@@ -445,6 +446,7 @@ class PerceptionNode(LifecycleNode):
         if audio is not None and len(audio):
             with self.timer.stage('asr') as st:
                 tr = self.asr.transcribe(audio)
+            self.asr.learn_from(tr.text)
             self._count('asr_ms_total', st['ms'])
             self._count('asr_audio_s_total', tr.duration)
             seg.set_transcript(tr.text, tr.words, tr.language, seg.speech_start - seg.start)

@@ -24,13 +24,14 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.node import Node
 
 from lightomni_ros.msg import Action, GlobalState, Reminder, Segment, StageLatency, Topic
-from lightomni_ros.srv import QueryMemory, Summarize
+from lightomni_ros.srv import ListProfiles, QueryMemory, Summarize
 
 from ..core.config import ConfigError
 from ..core.models import ModelsConfig
 from ..core.reflex.config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig,
                                   PruningConfig, ReflexConfig, ResponseConfig)
 from ..core.reflex.engine import EngineConfigs, ReflexEngine
+from ..core.reflex.people import PersonSeen, speaking_face
 from ..core.reflex.sleep import SleepQueue
 from ..core.reflex.types import Decision, MemoryItem, Retrieved, SegmentInput, TopicOut
 from ..core.timing import StageTimer
@@ -61,9 +62,13 @@ def segment_input(msg: Segment, decode_frames: bool) -> SegmentInput:
                 frames.append(img[:, :, ::-1])
                 times.append(from_time(kf.image.header.stamp))
     faces = list(dict.fromkeys(f.face_id for f in msg.faces if f.face_id))
-    return SegmentInput(int(msg.segment_id), from_time(msg.start), from_time(msg.end), msg.transcript,
+    start = from_time(msg.start)
+    speech_start = start + msg.words[0].start if msg.words else from_time(msg.speech_end) - msg.speech_duration
+    speaker = speaking_face([(f.face_id, from_time(f.stamp)) for f in msg.faces], speech_start) \
+        if msg.transcript else ''
+    return SegmentInput(int(msg.segment_id), start, from_time(msg.end), msg.transcript,
                         msg.typed_text, faces, list(msg.visual_tags), frames, times, msg.audio_uri,
-                        from_time(msg.speech_end), msg.trigger == Segment.TRIGGER_PROACTIVE)
+                        from_time(msg.speech_end), msg.trigger == Segment.TRIGGER_PROACTIVE, speaker)
 
 
 def _entry_text(e: Any) -> str:
@@ -78,31 +83,47 @@ def _profile_text(p: Any) -> str:
 class ServiceMemory:
     """The consolidation node's QueryMemory service behind the core's MemoryClient protocol."""
 
-    def __init__(self, node: Node, name: str, timeout_s: float) -> None:
+    def __init__(self, node: Node, name: str, timeout_s: float, profiles_name: str = 'list_profiles') -> None:
         self.group = ReentrantCallbackGroup()
         self.client = node.create_client(QueryMemory, name, callback_group=self.group)
+        self.profiles_client = node.create_client(ListProfiles, profiles_name, callback_group=self.group)
         self.timeout_s = timeout_s
+
+    def _call(self, client: Any, req: Any) -> tuple[Any, str]:
+        """(response, '') or (None, why not): the service is missing, slow or reports a failure."""
+        name = client.srv_name.rsplit('/', 1)[-1]
+        if not client.service_is_ready():
+            return None, f'{name} service not available'
+        done = threading.Event()
+        fut = client.call_async(req)
+        fut.add_done_callback(lambda _: done.set())
+        if not done.wait(self.timeout_s):
+            fut.cancel()
+            return None, f'{name} timed out after {self.timeout_s:g} s'
+        resp = fut.result()
+        if resp is None or not resp.success:
+            return None, f'{name} failed: {getattr(resp, "message", "no response")}'
+        return resp, ''
 
     def query(self, vector: np.ndarray, text: str, k_semantic: int, k_episodic: int,
               face_ids: Sequence[str]) -> Retrieved:
         """Call the service; a missing or slow service gives an empty result with the reason."""
-        if not self.client.service_is_ready():
-            return Retrieved(error='query_memory service not available')
         req = QueryMemory.Request(query_vector=[float(x) for x in np.asarray(vector).ravel()], query_text=text,
                                   k_semantic=int(k_semantic), k_episodic=int(k_episodic), face_ids=list(face_ids))
-        done = threading.Event()
-        fut = self.client.call_async(req)
-        fut.add_done_callback(lambda _: done.set())
-        if not done.wait(self.timeout_s):
-            fut.cancel()
-            return Retrieved(error=f'query_memory timed out after {self.timeout_s:g} s')
-        resp = fut.result()
-        if resp is None or not resp.success:
-            return Retrieved(error=f'query_memory failed: {getattr(resp, "message", "no response")}')
+        resp, error = self._call(self.client, req)
+        if resp is None:
+            return Retrieved(error=error)
         return Retrieved(semantic=[MemoryItem(f'semantic:{e.id}', _entry_text(e), e.score) for e in resp.semantic],
                          episodic=[MemoryItem(f'episodic:{e.id}', _entry_text(e), e.score) for e in resp.episodic],
                          profiles=[MemoryItem(f'profile:{p.face_id}', _profile_text(p)) for p in resp.profiles],
                          latency_ms=resp.latency_ms)
+
+    def people(self) -> list[PersonSeen] | None:
+        """Every profile (brief) with the span its person was seen in; None when list_profiles does not answer."""
+        resp, _ = self._call(self.profiles_client, ListProfiles.Request(brief=True))
+        if resp is None:
+            return None
+        return [PersonSeen(p.face_id, p.name, from_time(p.first_seen), from_time(p.last_seen)) for p in resp.profiles]
 
 
 class ReflexNode(LifecycleNode):

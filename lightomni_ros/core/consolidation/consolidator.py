@@ -45,6 +45,8 @@ log = logging.getLogger('lightomni.consolidation')
 FORGOTTEN = '(forgotten)'
 REMINDER_SAME_S = 5.0      # a reminder with the same text due this close to a stored one is that one
 _ENTRY_ID = re.compile(r'^(semantic|episodic):(\d+)$')
+#: a fact that says who spoke (the fallback parser writes them so): "<face_2> said: Hello, my name is Joe."
+_SAID = re.compile(r'^(<face_\d+>) said: (.*)$', re.S)
 
 
 class RequestError(ValueError):
@@ -101,6 +103,7 @@ class ConsolidationStats:
     facts_extended: int = 0
     merges: int = 0
     profile_updates: int = 0
+    names_learned: int = 0
     extractive_fallbacks: int = 0
     last_producer: dict[str, str] = field(default_factory=dict)
 
@@ -308,6 +311,7 @@ class Consolidator:
                 self.store.db.execute('UPDATE profiles SET segments_since_update=segments_since_update+1, '
                                       'last_seen=max(last_seen, ?), first_seen=CASE WHEN first_seen=0 THEN ? '
                                       'ELSE first_seen END WHERE face_id=?', (t.end, t.start, face))
+            self._learn_name(t)
             self.store.delete_pending(qid)
             self.store.bump('sg.version')
         self.tree.add_leaf(leaf)
@@ -414,6 +418,25 @@ class Consolidator:
         self.stats.last_producer['merge'] = s.producer
         return s
 
+    def _learn_name(self, t: TopicData) -> None:
+        """Name a person at once when they introduce themself alone in view ("Hi robot, I'm Ana").
+
+        Waiting for the k-segment profile update would leave "who is who" questions without names for minutes.
+        With several faces in view only a fact naming the speaker counts. A name already known is kept.
+        """
+        faces = [f for f in dict.fromkeys(t.face_ids) if prof.valid_face_id(f)]
+        said = [(faces[0], t.audio)] if len(faces) == 1 else []
+        # with several faces, the facts say who spoke when perception singled the speaker out ("<face_2> said: ...")
+        said += [(m.group(1), m.group(2)) for m in map(_SAID.match, t.semantic) if m and m.group(1) in faces]
+        for face, text in said:
+            name = prof.introduced_name(text)
+            p = prof.get(self.store, face) if name else None
+            if p is not None and not p.name:
+                p.name = name
+                p.attributes.setdefault('updated_by', 'introduction')
+                prof.save(self.store, p)
+                self.stats.names_learned += 1
+
     def run_profile_updates(self) -> int:
         """Update the profile of every face seen in k segments since its last update (paper A.1)."""
         n = 0
@@ -504,8 +527,11 @@ class Consolidator:
                     scores, ids = self.indexes[kind].search(q[None], k)
                     found = self.store.get_entries(kind, [int(i) for i in ids[0] if i >= 0])
                     dest.extend((found[int(i)], float(s)) for s, i in zip(scores[0], ids[0]) if int(i) in found)
-            if face_ids:
-                out.profiles = prof.list_all(self.store, list(face_ids))
+            # the people in view, and those the returned entries mention (so answers can name them)
+            mentioned = [f for e, _ in out.semantic + out.episodic for f in e.face_ids]
+            faces = list(dict.fromkeys(list(face_ids) + mentioned))
+            if faces:
+                out.profiles = prof.list_all(self.store, faces)
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         self.timer.add('query', out.latency_ms)
         return out

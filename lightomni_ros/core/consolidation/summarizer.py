@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Protocol, Sequence, runtime_checkable
 
 from ..memory.global_state import approx_tokens
-from ..memory.profiles import Profile
+from ..memory.profiles import Profile, introduced_name
 from ..memory.store import normalize
 
 EXTRACTIVE = 'extractive'
@@ -57,7 +57,6 @@ that these those i you he she we they me him her us them my your his our their s
 do does did not no yes so than then there here what which who whom how when where why can could will would should
 just very about into over under up down out again also only own same too s t""".split())
 
-_NAME = re.compile(r"\b(?:my name is|i am called|call me|i'm called)\s+([A-Z][a-z]+)", re.I)
 _LIKE = re.compile(r"\bi (?:really )?(?:like|love|enjoy|prefer)\s+([^.;!?\"]+)", re.I)
 _JOB = re.compile(r"\bi (?:work as (?:an? )?|am working as (?:an? )?|am an? |'m an? )([a-z][a-z ]{2,40}?)"
                   r"(?:[.;,!?\"]|$| at | in )", re.I)
@@ -116,9 +115,7 @@ class ExtractiveSummarizer:
         joined = ' '.join(texts)
         attrs = dict(profile.attributes)
         name = profile.name
-        m = _NAME.search(joined)
-        if m:
-            name = m.group(1).capitalize()
+        name = introduced_name(joined) or name
         likes = [x.strip() for x in _LIKE.findall(joined)]
         if likes:
             old = [p.strip() for p in attrs.get('preferences', '').split(';') if p.strip()]

@@ -11,10 +11,12 @@ from __future__ import annotations
 import logging
 import pathlib
 from dataclasses import dataclass, field
+from typing import Iterable
 
 import numpy as np
 
 from ..config import param
+from ..memory.profiles import introduced_name
 from ..models import ModelNotFoundError, ModelResolver
 
 log = logging.getLogger('lightomni.perception')
@@ -33,6 +35,9 @@ class AsrConfig:
     beam_size: int = param(1, 'Beam size (1 = greedy: fastest).', min=1, max=10)
     threads: int = param(1, 'CPU threads for the ASR.', min=1)
     min_span_s: float = param(0.3, 'Shorter speech spans are not transcribed.', min=0.0)
+    name_hints: int = param(32, 'Most names of known people (heard in introductions, or from stored profiles) passed '
+                                'to Whisper as hotwords, so a rare name is not heard as common words ("Barack" as '
+                                '"the rock"); 0 disables.', min=0)
 
 
 @dataclass
@@ -82,7 +87,21 @@ class Transcriber:
         self.model = WhisperModel(str(self.path), device=cfg.device, compute_type=cfg.compute_type,
                                   cpu_threads=cfg.threads, num_workers=1, local_files_only=True)
         self.multilingual = bool(self.model.model.is_multilingual)
+        self.names: list[str] = []
         log.info('ASR model %s at %s (%s, %s)', self.name, self.path, cfg.device, cfg.compute_type)
+
+    def learn_names(self, names: Iterable[str]) -> None:
+        """Add names to the hotwords (newest kept, at most ``name_hints``)."""
+        for name in names:
+            if name and name not in self.names:
+                self.names.append(name)
+        del self.names[:max(0, len(self.names) - self.cfg.name_hints)]
+
+    def learn_from(self, transcript: str) -> str:
+        """Add the name someone gives in ``transcript`` ("I'm Ana") to the hotwords; returns it ('' when none)."""
+        name = introduced_name(transcript)
+        self.learn_names([name])
+        return name
 
     def transcribe(self, audio: np.ndarray) -> Transcript:
         """Transcribe one span (the whole array) with word timings."""
@@ -95,7 +114,8 @@ class Transcriber:
             language = 'en'
         segments, info = self.model.transcribe(
             audio, language=language, beam_size=self.cfg.beam_size, word_timestamps=True, vad_filter=False,
-            condition_on_previous_text=False, without_timestamps=False)
+            condition_on_previous_text=False, without_timestamps=False,
+            hotwords=' '.join(self.names) if self.names and self.cfg.name_hints else None)
         words: list[Word] = []
         texts = []
         for seg in segments:

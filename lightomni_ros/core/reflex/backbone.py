@@ -170,9 +170,8 @@ def render_segment(seg: SegmentInput) -> str:
         lines.append('Visible people: ' + ', '.join(seg.face_ids))
     if seg.visual_tags:
         lines.append('Scene: ' + ', '.join(seg.visual_tags))
-    who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
     if seg.transcript:
-        lines.append(f'{who} said: "{seg.transcript.strip()}"')
+        lines.append(f'{seg.speaker} said: "{seg.transcript.strip()}"')
     if seg.typed_text:
         lines.append(f'Typed instruction: "{seg.typed_text.strip()}"')
     if not seg.transcript and not seg.typed_text:

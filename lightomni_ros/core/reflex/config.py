@@ -113,11 +113,18 @@ class ResponseConfig:
     grounding_check: bool = param(True, 'Check the reply before it is spoken (not empty, not an echo of the prompt, '
                                         'no repeated sentence, says something the memories hold); when it fails, '
                                         'speak the closest retrieved memory instead and note why in the Action.')
-    recent_interactions: int = param(8, 'The last N interactions are retrieval candidates too (ref '
-                                        '"recent:<segment>"), so what was said a moment ago can be recalled before '
-                                        'the sleep-time memory pass has stored it.', min=0)
+    recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
+                                         '"recent:<segment>"), so what was said a moment ago can be recalled before '
+                                         'the sleep-time memory pass has stored it (on a CPU it can lag minutes '
+                                         'behind a busy conversation). Each is embedded once, when kept.', min=0)
     grounding_min_overlap: float = param(0.5, 'Fraction of the reply\'s new content words (not in the question) that '
                                               'must occur in the retrieved memories.', min=0.0, max=1.0)
+    sg_max_tokens: int = param(512, 'The response prompt reads the newest part of S_g up to this many tokens (0: all '
+                                    'of it), so answer latency does not grow with months of memory; retrieval '
+                                    'brings the older specifics and the reflex pass reads the whole S_g.', min=0)
+    quote_questions: bool = param(True, 'Answer a question about what was said ("what did Ana say about ...") by '
+                                        'quoting the retrieved memory closest to it, without generating: a small '
+                                        'backbone paraphrases the wrong quote.')
 
 
 @dataclass

@@ -26,8 +26,9 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .grounding import extractive_answer, reply_problem
+from .grounding import extractive_answer, is_quote_question, reply_problem, said_by
 from .latent import LatentHeads, fused_query
+from .people import people_answer, people_window
 from .pruning import PruneResult, prune
 from .retrieval import MemoryClient, NoMemory, TextEmbedder
 from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
@@ -87,7 +88,9 @@ class ReflexEngine:
         # A GlobalState callback must not wait seconds for the model (it would hold back the node's other callbacks).
         self._sg_lock = threading.Lock()
         self._sg_pending: tuple[int, str] | None = None
-        self.recent: collections.deque[MemoryItem] = collections.deque(maxlen=max(1, cfgs.response.recent_interactions))
+        # (item, its embedding): embedded once when kept, so a question only embeds itself
+        self.recent: collections.deque[tuple[MemoryItem, np.ndarray]] = collections.deque(
+            maxlen=max(1, cfgs.response.recent_interactions))
         self.last_prune: PruneResult | None = None
         self.accelerated: Any = None     # export.ReflexRunner when an exported path is faster
         self.backend = f'torch-{self.backbone.device.type}'
@@ -158,7 +161,9 @@ class ReflexEngine:
             return hit
         dec = self.backbone.decoder()
         cache = DynamicCache()
-        pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, self.sg_script))])
+        script = gen.sg_tail(self.sg_script, self.cfgs.response.sg_max_tokens) if key[2] == 'response' \
+            else self.sg_script
+        pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, script))])
         dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
         self.prefixes.put(key, cache, pemb.shape[1], poff)
         return cache, pemb.shape[1], poff
@@ -332,7 +337,16 @@ class ReflexEngine:
                 if search:
                     memories += self.recent_candidates(seg.utterance)
             response, source = '', ''
-            if speak:
+            if speak and not seg.proactive:
+                response = self.people_reply(seg)
+                source = 'template' if response else ''
+            if speak and not response and self.cfgs.response.quote_questions and search \
+                    and is_quote_question(seg.utterance):
+                response = extractive_answer(seg.utterance, said_by(seg.utterance, memories), self.embedder.embed)
+                if response:
+                    source = 'extractive'
+                    notes.append('extractive: a question about what was said')
+            if speak and not response:
                 t0 = time.perf_counter()
                 context = self.response_memories(memories)
                 response, _ = self.respond(seg, context, stop=self.preemption.halted)
@@ -354,29 +368,36 @@ class ReflexEngine:
         return Decision(seg.segment_id, out.p_speech, out.p_search, speak, search, response,
                         [m.ref for m in memories], lat, out.backend, out.query, notes, source, reminders)
 
+    def people_reply(self, seg: SegmentInput) -> str:
+        """The answer to a "who did I talk to ..." question from the profiles ('' when it is none, or no memory)."""
+        window = people_window(seg.utterance, seg.end or time.time())
+        ask = getattr(self.memory, 'people', None)
+        people = ask() if window is not None and ask is not None else None
+        if people is None:
+            return ''
+        return people_answer(people, *window, exclude=seg.face_ids)
+
     def remember_recent(self, seg: SegmentInput) -> None:
         """Keep the segment as a recent interaction (a retrieval candidate until it has long been consolidated)."""
         if self.cfgs.response.recent_interactions <= 0:
             return
         if seg.utterance.endswith('?'):
             return          # a question holds nothing to recall, and would be the closest match to the next one
-        who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
         if seg.utterance:
-            text = f'{who} {"typed" if seg.typed_text else "said"}: {seg.utterance}'
+            text = f'{seg.speaker} {"typed" if seg.typed_text else "said"}: {seg.utterance}'
         elif seg.visual_tags or seg.face_ids:
             text = f'saw {", ".join(seg.face_ids + seg.visual_tags)}'
         else:
             return
-        self.recent.append(MemoryItem(f'recent:{seg.segment_id}', text))
+        self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text), self.embedder.embed([text])[0]))
 
     def recent_candidates(self, question: str) -> list[MemoryItem]:
         """Recent interactions scored by their similarity to ``question``."""
         items = list(self.recent)
         if not items or not question:
             return []
-        vecs = self.embedder.embed([question] + [m.text for m in items])
-        sims = vecs[1:] @ vecs[0]
-        return [MemoryItem(m.ref, m.text, float(s)) for m, s in zip(items, sims)]
+        q = self.embedder.embed([question])[0]
+        return [MemoryItem(m.ref, m.text, float(v @ q)) for m, v in items]
 
     def response_memories(self, memories: list[MemoryItem]) -> list[MemoryItem]:
         """The profiles and the ``response.max_memories`` closest entries: what the response prompt shows."""

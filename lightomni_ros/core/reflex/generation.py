@@ -26,6 +26,24 @@ def system_prefix(system: str, sg_script: str) -> str:
     return f'<|im_start|>system\n{system}\nWhat happened so far (oldest first):\n{sg}<|im_end|>\n'
 
 
+def sg_tail(sg_script: str, max_tokens: int) -> str:
+    """The newest lines of S_g within ``max_tokens`` (about 4 characters a token); the whole script when 0.
+
+    The response prompt reads this bounded view, so its prefill and decoding do not grow with months of memory;
+    retrieval brings the older specifics, and the reflex pass still reads the whole S_g.
+    """
+    if max_tokens <= 0 or len(sg_script) <= 4 * max_tokens:
+        return sg_script
+    kept: list[str] = []
+    budget = 4 * max_tokens
+    for line in reversed(sg_script.splitlines()):
+        if len(line) + 1 > budget:
+            break
+        kept.append(line)
+        budget -= len(line) + 1
+    return '\n'.join(['(older events: see the memories)'] + kept[::-1])
+
+
 def memories_text(items: Sequence[MemoryItem]) -> str:
     """Retrieved profiles and memories as a user-turn preamble."""
     if not items:

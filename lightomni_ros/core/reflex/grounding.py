@@ -15,7 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from .types import MemoryItem
+from .types import UNSEEN_SPEAKER, MemoryItem
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
 _STOP = frozenset('''the and for are was were you your yours what who whom when where why how did does do can could
@@ -24,7 +24,8 @@ there here about into onto out over than then too very just also its it's i'm i'
 ours was is am be been being of to in on at by an a or if so as'''.split())
 #: Phrases of the prompt or of talk about the conversation instead of an answer.
 _PROMPT_ECHO = ('memories:', 'question:', 'relevant memories', '<|im_', 'the user', "user's", 'the assistant',
-                'what happened so far', '[segment ')
+                'what happened so far', '[segment ', 'visible people:', 'scene:', 'typed instruction:',
+                '(nobody spoke)')
 _FACE = re.compile(r'<face_\d+>')
 _PROFILE_NAME = re.compile(r'^(<face_\d+>) is ([^(;]+?)\s*(?:\(|$)')
 _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
@@ -32,9 +33,56 @@ _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
 _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
 
 
+#: a question about what was said: "what did Ana say", "what was Joe saying about ...", "what did he tell you"
+_QUOTE = re.compile(r"\bwhat\b(?:\s+\S+){1,6}?\s+(?:say|said|saying|tell|told|telling|mention|mentioned|ask|asked)\b",
+                    re.I)
+
+
+def is_quote_question(question: str) -> bool:
+    """Whether ``question`` asks what someone said (answered by a quote, see ``response.quote_questions``)."""
+    return bool(_QUOTE.search(question or ''))
+
+
+#: words that point at a voice from a device: a quote question with one is about what an unseen speaker said
+_DEVICE = re.compile(r'\b(?:radio|tv|television|phone|telephone|loudspeaker|speakers?|podcast|intercom|broadcast)\b',
+                     re.I)
+
+
+#: a person described instead of named: "the man in the video", "the woman at the door"
+_DESCRIBED = re.compile(r'\b(?:the|that|this) (?:man|woman|person|guy|lady|boy|girl|kid|child|visitor|stranger)\b',
+                        re.I)
+
+
 def evidence(text: str) -> str:
-    """A memory without the robot's own earlier answer (a wrong answer must not ground the next one)."""
-    return _ANSWERED.sub('', text).strip()
+    """A memory without the robot's own earlier answer and without the unseen speaker's source hint.
+
+    A wrong earlier answer must not ground the next one, and "(radio, TV, phone ...)" is no evidence of a radio.
+    """
+    return _ANSWERED.sub('', text).replace(UNSEEN_SPEAKER, UNSEEN_SPEAKER.split(' (')[0]).strip()
+
+
+def said_by(question: str, memories: Sequence[MemoryItem]) -> list[MemoryItem]:
+    """The memories a quote question can be about (profiles are kept: they name the faces).
+
+    Those of the person it names ("what did Joe say"), of an unseen speaker when it names a device ("the man on the
+    radio"), of people without a known name when it describes someone ("the man in the video"); all of them when it
+    does none of these or nothing matches.
+    """
+    profiles = [m for m in memories if m.ref.startswith('profile:')]
+    facts = [m for m in memories if not m.ref.startswith('profile:')]
+    q = question.lower()
+    names = face_names(profiles)
+    faces = {f for f, name in names.items() if re.search(rf'\b{re.escape(name.lower())}\b', q)}
+    if faces:
+        keep = [m for m in facts if any(f in m.text for f in faces)]
+    elif _DEVICE.search(q):
+        keep = [m for m in facts if UNSEEN_SPEAKER in m.text]
+    elif _DESCRIBED.search(q):
+        # someone described, not named, while others have names: most likely a person the robot was not introduced to
+        keep = [m for m in facts if any(f not in names for f in _FACE.findall(evidence(m.text)))]
+    else:
+        keep = []
+    return profiles + (keep or facts)
 
 
 def content_words(text: str) -> set[str]:
@@ -85,11 +133,11 @@ def face_names(memories: Sequence[MemoryItem]) -> dict[str, str]:
 
 
 def speakable(text: str, names: dict[str, str]) -> str:
-    """A memory as a sentence to say: no time-span prefix, no earlier answer, faces by name (or "someone")."""
+    """A memory as a sentence to say: no time-span prefix, no earlier answer, faces by name (or "a person")."""
     text = evidence(_SPAN.sub('', text.strip()))
     if text.startswith('saw '):         # an episodic entry: 'saw X; heard "Y"'
         text = 'I saw ' + text[4:].replace('; heard ', ' and heard ', 1)
-    text = _FACE.sub(lambda m: names.get(m.group(0), 'someone'), text)
+    text = _FACE.sub(lambda m: names.get(m.group(0), 'a person'), text)
     text = text.strip()
     return text if text.endswith(('.', '!', '?', '."', '!"', '?"')) else text + '.'
 

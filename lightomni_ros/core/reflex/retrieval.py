@@ -15,6 +15,7 @@ from typing import Protocol, Sequence
 import numpy as np
 
 from ..models import ModelResolver
+from .people import PersonSeen
 from .types import Retrieved
 
 log = logging.getLogger('lightomni.reflex')
@@ -26,6 +27,9 @@ class MemoryClient(Protocol):
     def query(self, vector: np.ndarray, text: str, k_semantic: int, k_episodic: int,
               face_ids: Sequence[str]) -> Retrieved:
         """Top entries for ``vector`` (or ``text`` when the vector is empty) and the profiles of ``face_ids``."""
+
+    def people(self) -> list[PersonSeen] | None:
+        """Every known person with the span they were seen in (None when the memory cannot be asked)."""
 
 
 class TextEmbedder:
@@ -66,3 +70,7 @@ class NoMemory:
               face_ids: Sequence[str]) -> Retrieved:
         """Return nothing, with the reason."""
         return Retrieved(error='no memory service')
+
+    def people(self) -> list[PersonSeen] | None:
+        """Nobody can be asked."""
+        return None

@@ -17,6 +17,7 @@ import re
 import threading
 from typing import Any
 
+from ..memory.profiles import introduced_name
 from .types import SegmentInput, TopicOut
 
 log = logging.getLogger('lightomni.reflex')
@@ -91,9 +92,10 @@ def find_remembered(text: str) -> list[str]:
 def fallback_topic(seg: SegmentInput, response: str, problem: str) -> TopicOut:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
-    visual = ', '.join(seg.face_ids + seg.visual_tags) or '(nothing notable seen)'
-    who = seg.face_ids[0] if len(seg.face_ids) == 1 else 'someone'
-    semantic = [f'{who} said: {said}'] if said else []
+    # the face in view while speech was heard is the speaker: "a person talking" is what was seen
+    faces = [f'{f} talking' if f == seg.speaker and seg.transcript.strip() else f for f in seg.face_ids]
+    visual = ', '.join(faces + seg.visual_tags) or '(nobody in view)'
+    semantic = [f'{seg.speaker} {"typed" if seg.typed_text.strip() else "said"}: {said}'] if said else []
     return TopicOut(seg.segment_id, seg.start, seg.end, list(seg.face_ids), semantic, find_remembered(said),
                     visual, said, response, [seg.audio_uri] if seg.audio_uri else [],
                     find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else ''),
@@ -129,16 +131,9 @@ def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
     return out[:max_chars].rstrip()
 
 
-_NAME = re.compile(r"\b(?i:my name is|i am|i'm|call me)\s+([A-Z][a-z]+)")
-
-
 def find_name(texts: list[str]) -> str:
     """A name the person gave ("my name is Ana"), else empty."""
-    for t in texts:
-        m = _NAME.search(t)
-        if m:
-            return m.group(1)
-    return ''
+    return next((n for n in map(introduced_name, texts) if n), '')
 
 
 class SleepQueue:

@@ -9,6 +9,10 @@ from typing import Any
 
 import numpy as np
 
+#: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,
+#: which is also how people ask about it ("what did the man on the radio say?").
+UNSEEN_SPEAKER = 'an unseen speaker (radio, TV, phone or out of sight)'
+
 
 @dataclass
 class SegmentInput:
@@ -28,11 +32,29 @@ class SegmentInput:
     audio_uri: str = ''
     speech_end: float = 0.0
     proactive: bool = False
+    #: the face in view while the speech was heard, when perception's sightings single one out (see
+    #: :func:`~lightomni_ros.core.reflex.people.speaking_face`); '' otherwise
+    speaker_face: str = ''
 
     @property
     def utterance(self) -> str:
         """What the user said or typed (typed text wins when both exist)."""
         return (self.typed_text or self.transcript).strip()
+
+    @property
+    def speaker(self) -> str:
+        """Who said or typed the utterance.
+
+        The face perception saw while the words were spoken, else the only visible face, :data:`UNSEEN_SPEAKER` for
+        speech heard with nobody in view, else "someone" (several faces and no sighting singles one out).
+        """
+        if self.speaker_face and self.transcript.strip() and not self.typed_text.strip():
+            return self.speaker_face
+        if len(self.face_ids) == 1:
+            return self.face_ids[0]
+        if not self.face_ids and self.transcript.strip() and not self.typed_text.strip():
+            return UNSEEN_SPEAKER
+        return 'someone'
 
 
 @dataclass
