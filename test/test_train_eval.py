@@ -81,7 +81,7 @@ def test_calibrate_on_a_training_split_with_the_shipped_heads(tmp_path) -> None:
     from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
     from lightomni_ros.train import synth
 
-    split = synth.write(synth.generate('train', cfg=synth.SynthConfig(streams=1, segments=12)), tmp_path / 'train')
+    split = synth.write(synth.generate('train', cfg=synth.SynthConfig(streams=1, segments=20)), tmp_path / 'train')
     engine = ReflexEngine(EngineConfigs(backbone=BackboneConfig(device='cpu', threads=2),
                                         models_dir=str(E.default_models_dir())))
     cal = E.calibrate(split, engine, limit=16, progress=False)
