@@ -122,6 +122,9 @@ class ResponseConfig:
     sg_max_tokens: int = param(512, 'The response prompt reads the newest part of S_g up to this many tokens (0: all '
                                     'of it), so answer latency does not grow with months of memory; retrieval '
                                     'brings the older specifics and the reflex pass reads the whole S_g.', min=0)
+    memory_max_tokens: int = param(64, 'Each memory in the response prompt is cut to about this many tokens (0: '
+                                       'whole), so the prompt and the answer latency do not grow with long entries; '
+                                       'the grounding check and quotes use the whole entry.', min=0)
     quote_questions: bool = param(True, 'Answer a question about what was said ("what did Ana say about ...") by '
                                         'quoting the retrieved memory closest to it, without generating: a small '
                                         'backbone paraphrases the wrong quote.')

@@ -225,7 +225,8 @@ class ReflexEngine:
         with self.adapters.use('generation') as active:
             parts = []
             if memories:
-                parts.append(self.backbone.text_part(gen.memories_text(memories)))
+                parts.append(self.backbone.text_part(gen.memories_text(memories,
+                                                                       self.cfgs.response.memory_max_tokens)))
             parts += self.segment_parts(seg) + [self.backbone.text_part(gen.ASSISTANT)]
             hidden, cache, plen, end = self.prefill('response', gen.SYSTEM_RESPONSE, parts, active)
             tok = self.backbone.tokenizer

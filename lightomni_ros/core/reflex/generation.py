@@ -44,11 +44,18 @@ def sg_tail(sg_script: str, max_tokens: int) -> str:
     return '\n'.join(['(older events: see the memories)'] + kept[::-1])
 
 
-def memories_text(items: Sequence[MemoryItem]) -> str:
-    """Retrieved profiles and memories as a user-turn preamble."""
+def clip_tokens(text: str, max_tokens: int) -> str:
+    """``text`` cut at a word boundary to about ``max_tokens`` tokens (4 characters each); unchanged when 0."""
+    if max_tokens <= 0 or len(text) <= 4 * max_tokens:
+        return text
+    return text[:4 * max_tokens].rsplit(' ', 1)[0] + ' ...'
+
+
+def memories_text(items: Sequence[MemoryItem], max_tokens: int = 0) -> str:
+    """Retrieved profiles and memories as a user-turn preamble, each cut to ``max_tokens`` (0: whole)."""
     if not items:
         return ''
-    lines = ['Relevant memories:'] + [f'- {m.text}' for m in items]
+    lines = ['Relevant memories:'] + [f'- {clip_tokens(m.text, max_tokens)}' for m in items]
     return '<|im_start|>system\n' + '\n'.join(lines) + '<|im_end|>\n'
 
 
