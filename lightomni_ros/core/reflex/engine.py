@@ -216,7 +216,8 @@ class ReflexEngine:
                 p_act, z_ret = p.cpu().numpy(), z.cpu().numpy()
                 backend, n_tokens = self.backend, plen + sum(len(x) for x in parts)
         text_vec = self.embedder.embed([seg.utterance])[0] if seg.utterance else None
-        return ReflexOutput(float(p_act[0]), float(p_act[1]), z_ret, fused_query(z_ret, text_vec), backend, n_tokens)
+        return ReflexOutput(float(p_act[0]), float(p_act[1]), z_ret, fused_query(z_ret, text_vec), backend, n_tokens,
+                            text_vec)
 
     @torch.no_grad()
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
@@ -336,7 +337,7 @@ class ReflexEngine:
                     notes.append(f'retrieval: {got.error}')
                 memories = got.items if search else got.profiles
                 if search:
-                    memories += self.recent_candidates(seg.utterance)
+                    memories += self.recent_candidates(seg.utterance, out.text_embedding)
             response, source = '', ''
             if speak and not seg.proactive:
                 response = self.people_reply(seg)
@@ -392,12 +393,12 @@ class ReflexEngine:
             return
         self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text), self.embedder.embed([text])[0]))
 
-    def recent_candidates(self, question: str) -> list[MemoryItem]:
-        """Recent interactions scored by their similarity to ``question``."""
+    def recent_candidates(self, question: str, q: np.ndarray | None = None) -> list[MemoryItem]:
+        """Recent interactions scored by their similarity to ``question`` (``q``: its embedding, when known)."""
         items = list(self.recent)
         if not items or not question:
             return []
-        q = self.embedder.embed([question])[0]
+        q = self.embedder.embed([question])[0] if q is None else q
         return [MemoryItem(m.ref, m.text, float(v @ q)) for m, v in items]
 
     def response_memories(self, memories: list[MemoryItem]) -> list[MemoryItem]:

@@ -92,6 +92,7 @@ class ReflexOutput:
     query: np.ndarray           # normalize(z_ret + e(transcript)); empty when no embedder
     backend: str
     prompt_tokens: int
+    text_embedding: np.ndarray | None = None   # e(transcript), reused by retrieval of recent interactions
 
 
 @dataclass
