@@ -41,6 +41,18 @@ def test_similarity_snr():
     assert snr == pytest.approx(signal / noise)
 
 
+def test_error_groups():
+    exs = [{'kind': 'ask', 'noise': '', 'speech': 1, 'search': 1},
+           {'kind': 'ask', 'noise': 'asr', 'speech': 1, 'search': 1},
+           {'kind': 'ask', 'noise': '', 'speech': 1, 'search': 1},
+           {'kind': 'chat', 'noise': '', 'speech': 0, 'search': 0}]
+    p = np.array([[0.9, 0.2], [0.9, 0.8], [0.4, 0.7], [0.1, 0.6]])
+    g = E.error_groups(exs, p, (0.5, 0.5))
+    assert list(g) == ['ask/asr', 'ask/clean', 'chat/clean']
+    assert g['ask/clean'] == {'n': 2, 'speech': {'label': 1, 'wrong': 1}, 'search': {'label': 1, 'wrong': 1}}
+    assert g['ask/asr']['search']['wrong'] == 0 and g['chat/clean']['search'] == {'label': 0, 'wrong': 1}
+
+
 def test_plot(tmp_path):
     mats = {'fused': np.eye(5), 'text': np.full((5, 5), 0.3)}
     path = E.plot_matrices(mats, {'fused': 2.0, 'text': 1.0}, tmp_path / 'sim.png')

@@ -157,6 +157,10 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
     }
     res['speech_f1'] = res['speech']['f1']
     res['search_f1'] = res['search']['f1']
+    res['by_group'] = error_groups(exs, p, (speech_threshold, search_threshold))
+    res['_predictions'] = [{'id': e['id'], 'kind': e['kind'], 'noise': e['noise'], 'transcript': e['transcript'],
+                            'speech': e['speech'], 'search': e['search'], 'p_speech': float(p[i, 0]),
+                            'p_search': float(p[i, 1])} for i, e in enumerate(exs)]
     # retrieval over the memory that existed when each question was asked
     gi = [i for i, e in enumerate(exs) if e['gold'] and segment_of(e).utterance]
     ids = sorted({m for i in gi for m in exs[i]['memory_ids']} | {exs[i]['gold'] for i in gi})
@@ -191,6 +195,23 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
                         for name, m in mats.items()}
     res['_matrices'] = mats
     return res
+
+
+def error_groups(exs: Sequence[dict[str, Any]], p: np.ndarray,
+                 thresholds: Sequence[float]) -> dict[str, dict[str, Any]]:
+    """Per (example kind, noise) group: size and how often each trigger's decision is wrong (where errors sit)."""
+    groups: dict[str, list[int]] = {}
+    for i, e in enumerate(exs):
+        groups.setdefault(f'{e["kind"]}/{e["noise"] or "clean"}', []).append(i)
+    out = {}
+    for name in sorted(groups):
+        rows = groups[name]
+        g: dict[str, Any] = {'n': len(rows)}
+        for col, trig in enumerate(('speech', 'search')):
+            wrong = sum(int(p[i, col] >= thresholds[col]) != int(exs[i][trig]) for i in rows)
+            g[trig] = {'label': int(round(np.mean([exs[i][trig] for i in rows]))), 'wrong': wrong}
+        out[name] = g
+    return out
 
 
 def _own(rows: Sequence[int], exs: Sequence[dict[str, Any]]) -> list[int]:
@@ -246,6 +267,12 @@ def print_report(res: dict[str, Any]) -> None:
               f'text only {res["snr"]["text"]:.3f}  (ratio {res["snr"]["fused"] / res["snr"]["text"]:.3f})')
         for name, t in res.get('snr_terms', {}).items():
             print(f'    {name:<6} mean similarity to the gold entry {t["gold"]:.3f}, to the others {t["others"]:.3f}')
+    bad = [(k, g) for k, g in res.get('by_group', {}).items() if g['speech']['wrong'] or g['search']['wrong']]
+    if bad:
+        print('  wrong decisions by example kind / noise (label in brackets):')
+        for k, g in bad:
+            print(f'    {k:<26} n {g["n"]:>4}   speech [{g["speech"]["label"]}] {g["speech"]["wrong"]:>3}   '
+                  f'search [{g["search"]["label"]}] {g["search"]["wrong"]:>3}')
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -260,6 +287,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     h.add_argument('--json', dest='json_path', default=None, help='write the figures to this JSON file')
     h.add_argument('--plot', default=None, help='PNG of the similarity matrices (default: next to --json, or '
                                                 'heads_similarity.png)')
+    h.add_argument('--predictions', default=None, metavar='JSONL',
+                   help='write every example\'s p_speech/p_search, labels, kind and noise (for error analysis)')
     h.add_argument('--limit', type=int, default=0, help='evaluate only the first N held-out examples')
     h.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: torch default)')
     h.add_argument('--speech-threshold', type=float, default=None,
@@ -304,6 +333,10 @@ def run(args: argparse.Namespace) -> int:
         res['calibration'] = cal
     print_report(res)
     mats = res.pop('_matrices')
+    preds = res.pop('_predictions')
+    if args.predictions:
+        pathlib.Path(args.predictions).write_text(''.join(json.dumps(r) + '\n' for r in preds))
+        print(f'  predictions: {args.predictions}')
     plot = args.plot or (str(pathlib.Path(args.json_path).with_suffix('.png')) if args.json_path
                          else 'heads_similarity.png')
     if mats:
