@@ -14,7 +14,9 @@ need long-term memory and questions that do not, and leave idle stretches. Every
 Noisy variants follow the paper's robustness test: unrelated text four times the length of the query prepended, and
 ASR-style corruptions (dropped and misheard words, fillers, no punctuation). The same seed gives the same files; the
 held-out split uses a different seed *and* a different set of phrasings and noise sentences (``TEMPLATES['heldout']``),
-so its queries never repeat a training phrasing.
+so its queries never repeat a training phrasing. The training split's questions also go through a label-neutral
+lead-in grammar (:mod:`.phrasing`: plain, behind a lead-in, or embedded) and it adds small talk and more trivia, so
+that no framing of a question goes with one label only.
 
 Output: ``<out>/<split>/examples.jsonl`` (one segment per line), ``memories.jsonl`` (every entry of every stream)
 ``pairs_memory.jsonl`` / ``pairs_generation.jsonl`` ((input, target) pairs for next-token training of the memory and
@@ -29,6 +31,8 @@ import json
 import pathlib
 import random
 from typing import Any, Iterable, Sequence
+
+from . import phrasing
 
 # -- people and the things they say -------------------------------------------------------------------------------
 NAMES = ('Ana', 'Ben', 'Chloe', 'David', 'Elena', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kemal', 'Lena',
@@ -76,9 +80,11 @@ TRIVIA_ANSWERS = ('Canberra.', 'Eight.', 'Fifty-six.', 'About 384,000 kilometres
 TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
     'train': {
         # several phrasings per kind: with two, the heads learned the phrasings rather than the intent (held-out
-        # search-trigger F1 0.81); the held-out split below still never shares one with this list
+        # search-trigger F1 0.81); questions are further varied by phrasing.choose. The held-out split below never
+        # shares a phrasing with this list
         'wake': ('Robot,', 'Hey robot,', 'Robot, quick question:', 'Assistant,', 'Hi robot,', 'Listen robot,',
-                 'Robot, sorry to bother you,', 'Hey there robot,'),
+                 'Robot, sorry to bother you,', 'Hey there robot,', 'Hello robot,', 'Hi assistant,',
+                 'Assistant, hello,', 'Robot, hey,', 'Yo robot,', 'Right robot,'),
         'intro': ('Hi robot, I am {name}.', 'Hello, my name is {name}, nice to meet you robot.',
                   'Robot, this is {name} speaking.', 'Hey robot, I\'m {name}, I live next door.',
                   'Nice to meet you robot, everyone calls me {name}.'),
@@ -118,16 +124,21 @@ TEMPLATES: dict[str, dict[str, tuple[str, ...]]] = {
         'ask_self_allergy': ('what am I allergic to again?', 'which food must I avoid?'),
         'ask_self_city': ('where did I say I grew up?', 'which city am I from?', 'where was I born?'),
         'remember': ('remember that the {obj} is {place}.', 'please remember that I left the {obj} {place}.',
-                     'don\'t forget, the {obj} is {place}.', 'make a note: I put the {obj} {place}.'),
+                     'don\'t forget, the {obj} is {place}.', 'make a note: I put the {obj} {place}.',
+                     'for later: the {obj} is {place}.', 'I am putting the {obj} {place}, remember that.',
+                     'store this, the {obj} is {place}.'),
         'ask_object': ('where is the {obj}?', 'where did I leave the {obj}?', 'have you seen where the {obj} went?',
                        'do you know where I put the {obj}?', 'tell me where the {obj} is.',
                        'I lost the {obj}, where was it?'),
         'remind': ('remind me to {task} in {delay}.', 'in {delay} remind me to {task}.',
-                   'give me a reminder in {delay} to {task}.', 'could you remind me to {task} in {delay}?'),
+                   'give me a reminder in {delay} to {task}.', 'could you remind me to {task} in {delay}?',
+                   'before I forget, remind me to {task} in {delay}.', 'I need a reminder to {task} in {delay}.',
+                   'ping me in {delay} to {task}.', 'in {delay}, tell me to {task}.'),
         'ask_topic': ('what did {name} say about {topic}?', 'what was {name} saying about {topic} earlier?',
                       'what did {name} think of {topic}?', 'did {name} mention {topic}, what was said?',
                       'tell me what {name} said on {topic}.'),
         'general': ('{trivia}?', 'can you tell me {trivia}?', 'quick quiz, {trivia}?', 'settle a bet: {trivia}?'),
+        'chitchat': ('{chat}',),
         'chat_to_person': ('{other}, {line}', '{other}, pass me the salt please.', '{other}, are you coming later?',
                            '{line} What do you say, {other}?', '{other}, where did you park?'),
         'topic_line': ('I think {topic} was a total disaster.', 'honestly {topic} is all anyone talks about.',
@@ -201,7 +212,8 @@ class SynthConfig:
     noisy_fraction: float = 1.0    # fraction of memory questions that also get each noisy variant
     noisy_other: float = 0.15      # fraction of other addressed utterances that get a noisy variant
     sg_events: int = 2             # episodic events in the S_g script of each example
-    noise_kinds: tuple[str, ...] = ('prefix', 'asr')   # noisy variants made of each chosen example
+    # noisy variants made of each chosen example (both corruptions at once too: the held-out split has them)
+    noise_kinds: tuple[str, ...] = ('prefix', 'asr', 'prefix+asr')
 
 
 @dataclasses.dataclass
@@ -243,6 +255,12 @@ class Stream:
 
     def _wake(self) -> str:
         return self.rng.choice(self.tpl['wake'])
+
+    def _phrase(self, key: str) -> str:
+        """A question template: the training split goes through the lead-in grammar, the held-out split does not."""
+        if self.split == 'train':
+            return phrasing.choose(self.rng, self.tpl[key], key, forbidden=TEMPLATES['heldout'].get(key, ()))
+        return self.rng.choice(self.tpl[key])
 
     def _sg(self) -> str:
         lines = [f'[{self.memories[i]["start"]:.0f}s] {self.memories[i]["text"]}'
@@ -302,6 +320,9 @@ class Stream:
         kinds = ['idle', 'chat', 'self_talk', 'state', 'intro', 'remember', 'remind', 'general',
                  'ask_other', 'ask_self', 'ask_object', 'ask_topic']
         weights = [3, 4, 1, 4, 2, 2, 2, 2, 4, 2, 2, 2]
+        if 'chitchat' in self.tpl:       # small talk and commands that need no memory (training split only)
+            kinds.append('chitchat')
+            weights.append(2)
         kind = rng.choices(kinds, weights)[0]
         if kind == 'idle':
             self._example('idle', None, present if rng.random() < 0.5 else [], '', 0, 0)
@@ -346,26 +367,31 @@ class Stream:
                           facts=[f'Reminder for {speaker.name} ({speaker.face}): {task}, due in {delay}.'],
                           reminder={'text': task, 'in_seconds': secs})
         elif kind == 'general':
-            i = rng.randrange(len(TRIVIA))
-            text = f'{self._wake()} ' + rng.choice(self.tpl['general']).format(trivia=TRIVIA[i])
-            self._example('general', speaker, present, text, 1, 0, response=TRIVIA_ANSWERS[i])
+            pool = list(zip(TRIVIA, TRIVIA_ANSWERS)) + (list(phrasing.TRIVIA_TRAIN) if self.split == 'train' else [])
+            trivia, answer = pool[rng.randrange(len(pool))]
+            text = f'{self._wake()} ' + self._phrase('general').format(trivia=trivia)
+            self._example('general', speaker, present, text, 1, 0, response=answer)
+        elif kind == 'chitchat':
+            chat, chat_embedded, reply = rng.choice(phrasing.CHITCHAT)
+            text = f'{self._wake()} ' + self._phrase('chitchat').format(chat=chat, chat_embedded=chat_embedded)
+            self._example('chitchat', speaker, present, text, 1, 0, response=reply)
         elif kind == 'ask_other':
             known = [k for k in self.facts if k[0] == 'attr' and k[1] != speaker.face]
             if not known:
                 return self._example('idle', None, present, '', 0, 0)
             _, face, attr = rng.choice(known)
             person = next(p for p in self.people if p.face == face)
-            text = f'{self._wake()} ' + rng.choice(self.tpl[f'ask_other_{attr}']).format(name=person.name)
+            text = f'{self._wake()} ' + self._phrase(f'ask_other_{attr}').format(name=person.name)
             gold = self.facts[('attr', face, attr)]
             self._example('ask_other', speaker, present, text, 1, 1, gold=gold,
                           response=self.memories[gold]['text'].replace(f' ({face})', ''))
         elif kind == 'ask_self':
-            known = [k for k in self.facts if k[0] == 'attr' and k[2] in ('drink', 'job', 'allergy', 'city')]
+            known = [k for k in self.facts if k[0] == 'attr' and f'ask_self_{k[2]}' in self.tpl]
             if not known:
                 return self._example('idle', None, present, '', 0, 0)
             _, face, attr = rng.choice(known)
             person = next(p for p in self.people if p.face == face)
-            text = f'{self._wake()} ' + rng.choice(self.tpl[f'ask_self_{attr}'])
+            text = f'{self._wake()} ' + self._phrase(f'ask_self_{attr}')
             gold = self.facts[('attr', face, attr)]
             # asked alone in front of the robot: only the face id says who "I" is
             self._example('ask_self', person, [person], text, 1, 1, gold=gold,
@@ -375,7 +401,7 @@ class Stream:
             if not known:
                 return self._example('idle', None, present, '', 0, 0)
             key = rng.choice(known)
-            text = f'{self._wake()} ' + rng.choice(self.tpl['ask_object']).format(obj=key[1])
+            text = f'{self._wake()} ' + self._phrase('ask_object').format(obj=key[1])
             gold = self.facts[key]
             self._example('ask_object', speaker, present, text, 1, 1, gold=gold,
                           response=self.memories[gold]['text'].split(' (told')[0] + '.')
@@ -385,7 +411,7 @@ class Stream:
                 return self._example('idle', None, present, '', 0, 0)
             _, face, topic = rng.choice(known)
             person = next(p for p in self.people if p.face == face)
-            text = f'{self._wake()} ' + rng.choice(self.tpl['ask_topic']).format(name=person.name, topic=topic)
+            text = f'{self._wake()} ' + self._phrase('ask_topic').format(name=person.name, topic=topic)
             gold = self.facts[('topic', face, topic)]
             self._example('ask_topic', speaker, present, text, 1, 1, gold=gold,
                           response=f'{person.name} talked about {topic} earlier.')
@@ -487,8 +513,10 @@ def write(data: dict[str, Any], out_dir: str | pathlib.Path) -> pathlib.Path:
 
 
 def generator_digest() -> str:
-    """Digest of this module's source: a split written by other code is regenerated."""
-    return hashlib.sha256(pathlib.Path(__file__).read_bytes()).hexdigest()[:16]
+    """Digest of this module's and the phrasing grammar's source: a split written by other code is regenerated."""
+    digest = hashlib.sha256(pathlib.Path(__file__).read_bytes())
+    digest.update(pathlib.Path(phrasing.__file__).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def read_jsonl(path: str | pathlib.Path) -> list[dict[str, Any]]:

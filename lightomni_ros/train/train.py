@@ -68,7 +68,7 @@ class TrainConfig:
     soft_prompts: int = 8
     projection_hidden: int = 1024
     # optimisation
-    steps: int = 200
+    steps: int = 300
     batch: int = 16
     lr: float = 2e-4                  # LoRA
     head_lr: float = 1e-3             # soft prompts and heads
@@ -811,7 +811,7 @@ def default_synth_configs():  # -> tuple[SynthConfig, SynthConfig]
     """Sizes of the shipped run: the training split and the held-out split (>= 256 noisy retrieval queries)."""
     from .synth import HELDOUT_NOISE, SynthConfig
 
-    return SynthConfig(streams=9), SynthConfig(streams=9, noise_kinds=HELDOUT_NOISE)
+    return SynthConfig(streams=14), SynthConfig(streams=9, noise_kinds=HELDOUT_NOISE)
 
 
 def regenerate(cfg: TrainConfig, data_dir: str | pathlib.Path | None = None) -> dict[str, Any]:
