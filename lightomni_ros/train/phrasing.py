@@ -99,7 +99,7 @@ def choose(rng: random.Random, direct: tuple[str, ...], kind: str, p_plain: floa
 def _compose(rng: random.Random, direct: tuple[str, ...], kind: str, p_plain: float) -> str:
     r = rng.random()
     embedded = EMBEDDED.get(kind, ())
-    if r < p_plain or not (embedded or direct):
+    if r < p_plain:
         return rng.choice(direct)
     if r < p_plain + (1 - p_plain) / 2 or not embedded:
         return f'{rng.choice(LEAD_DIRECT)} {rng.choice(direct)}'
