@@ -10,7 +10,7 @@ import torch
 
 from lightomni_ros.core.reflex import sleep
 from lightomni_ros.core.reflex.adapters import AdapterSet, create_adapters
-from lightomni_ros.core.reflex.backbone import TextBackbone, assemble
+from lightomni_ros.core.reflex.backbone import TextBackbone, assemble, render_segment
 from lightomni_ros.core.reflex.config import AdapterConfig, BackboneConfig
 from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
 from lightomni_ros.core.reflex.latent import LatentHeads, fused_query
@@ -128,6 +128,14 @@ def test_heads_roundtrip(tmp_path):
     x = torch.randn(4, 32)
     assert all(torch.allclose(u, v) for u, v in zip(a(x), b(x)))
     assert not LatentHeads(64, 16, 4, 8).load(tmp_path / 'h.safetensors'), 'shape mismatch must be refused'
+
+
+def test_prompt_does_not_carry_the_segment_id():
+    # the id is a run-time counter: a prompt that showed it would differ between training and the node
+    a = SegmentInput(3, 10.0, 14.0, transcript='where is the umbrella?', face_ids=['<face_1>'])
+    b = SegmentInput(48213, 10.0, 14.0, transcript='where is the umbrella?', face_ids=['<face_1>'])
+    assert render_segment(a) == render_segment(b)
+    assert 'umbrella' in render_segment(a) and '4 s' in render_segment(a)
 
 
 def test_adapters_switch_and_base_returns(tmp_path):

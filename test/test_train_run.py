@@ -76,3 +76,29 @@ def test_next_token_training_on_tiny_omni(data, tmp_path):
         assert (tmp_path / 'out' / 'adapters' / adapter / 'adapter_model.safetensors').is_file()
         losses = [h['loss'] for h in s['history']]
         assert all(torch.isfinite(torch.tensor(losses))) and losses[-1] < losses[0], losses
+
+
+def test_stage2_states_are_what_the_node_computes(data):
+    """Stage 2 fits the action head on the node's features: the whole prompt through the engine's own path."""
+    from lightomni_ros.core.reflex import generation as gen
+    from lightomni_ros.core.reflex.cache import crop_to
+    from lightomni_ros.core.reflex.config import BackboneConfig
+    from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
+
+    eng = ReflexEngine(EngineConfigs(backbone=BackboneConfig(threads=1)))
+    # examples whose S_g has several lines, so that a prompt one token shorter loses its oldest line
+    ex = [e for e in data['examples'] if e['transcript'] and e['sg'].count('\n') >= 1][-2:]
+    assert len(ex) == 2
+    n = eng.heads.n_prompts
+    shorter = min(T.reflex_context(eng.backbone, e, 1 << 30)[0].shape[0] for e in ex) - 1
+    with eng.adapters.use('reaction') as active:
+        whole = T.node_states(eng.backbone, eng.heads, ex, 0, progress=False)
+        cut = T.node_states(eng.backbone, eng.heads, ex, shorter, progress=False)
+        for i, e in enumerate(ex):
+            eng.set_global_state(i + 1, e['sg'])
+            with torch.no_grad():
+                parts = eng.segment_parts(T.segment_of(e, i + 1)) + [eng.soft_part()]
+                hidden, cache, plen, _ = eng.prefill('reflex', gen.SYSTEM_REFLEX, parts, active)
+                crop_to(cache, plen)
+            assert torch.allclose(whole[i], hidden[-n:].float(), atol=2e-3), (whole[i] - hidden[-n:]).abs().max()
+            assert not torch.allclose(cut[i], hidden[-n:].float(), atol=2e-3), 'a cut prompt must give other states'

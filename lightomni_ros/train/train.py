@@ -91,6 +91,7 @@ class TrainConfig:
     dataset_loss: bool = False        # also report the loss over the whole training set before and after
     refit_action: bool = True         # stage 2: fit the action head to convergence on frozen h_act
     refit_l2: float = 1e-3
+    refit_max_tokens: int = 0         # stage 2 prompts: 0 = whole, as the node reads them (stage 1 cuts to max_tokens)
 
 
 RECIPES: dict[str, dict[str, Any]] = {
@@ -631,12 +632,7 @@ def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None,
     refit = None
     if cfg.refit_action:
         model.eval()
-        with torch.no_grad():
-            if cached:
-                states = torch.cat([cached_soft_states(backbone, heads, caches[i:i + cfg.batch], split)
-                                    for i in range(0, len(data), cfg.batch)])
-            else:
-                states = torch.stack([full_soft_states(backbone, heads, *c) for c in data.contexts])
+        states = node_states(backbone, heads, data.examples, cfg.refit_max_tokens, cfg.progress)
         refit = refit_action_head(heads, states, data.labels, cfg.refit_l2)
         model.train()
     after = dataset_loss() if cfg.dataset_loss else None
@@ -676,11 +672,7 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
     if not heads.load(out / HEADS_FILE):
         raise FileNotFoundError(f'no reaction heads in {out}')
     data = ReactionData(train_split, backbone, embedder, cfg.max_tokens, cfg.max_examples, cfg.progress)
-    from tqdm import tqdm
-
-    with torch.no_grad():
-        states = torch.stack([full_soft_states(backbone, heads, *c)
-                              for c in tqdm(data.contexts, desc='h_act', disable=not cfg.progress)])
+    states = node_states(backbone, heads, data.examples, cfg.refit_max_tokens, cfg.progress)
     report: dict[str, Any] = {}
     if validate_streams:
         val = torch.tensor([e['stream'] in validate_streams for e in data.examples])
@@ -699,6 +691,21 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
     report.update(refit_action_head(heads, states, data.labels, cfg.refit_l2))
     heads.save(out / HEADS_FILE, trained=True)
     return report
+
+
+@torch.no_grad()
+def node_states(backbone, heads, examples: Sequence[dict[str, Any]], max_tokens: int = 0,
+                progress: bool = True) -> torch.Tensor:
+    """Soft-prompt states [n, N, H] of each example's prompt cut to ``max_tokens`` (0: whole, as the node reads it).
+
+    Stage 1 cuts prompts for speed (most of the CPU recipe's prompts lose old S_g lines); the action head is then fit
+    on what the node will compute, so its decision boundary is not drawn on features it never sees at run time.
+    """
+    from tqdm import tqdm
+
+    limit = max_tokens or 1 << 30
+    return torch.stack([full_soft_states(backbone, heads, *reflex_context(backbone, e, limit))
+                        for e in tqdm(examples, desc='stage 2 states', disable=not progress)])
 
 
 def refit_action_head(heads, states: torch.Tensor, labels: torch.Tensor, l2: float = 1e-3,

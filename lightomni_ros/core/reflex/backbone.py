@@ -165,7 +165,8 @@ class Backbone(Protocol):
 
 def render_segment(seg: SegmentInput) -> str:
     """Perception of a segment as text (what a text backbone reads instead of frames and audio)."""
-    lines = [f'[segment {seg.segment_id}, {seg.end - seg.start:.0f} s]']
+    # no segment id: it is a run-time counter the reflex heads would otherwise learn from (training renders others)
+    lines = [f'[segment of {seg.end - seg.start:.0f} s]']
     if seg.face_ids:
         lines.append('Visible people: ' + ', '.join(seg.face_ids))
     if seg.visual_tags:
