@@ -374,6 +374,11 @@ def cached_soft_states(backbone, heads, items: Sequence[CachedContext], split: i
 
 
 # -- data --------------------------------------------------------------------------------------------------------
+def trigger_labels(examples: Sequence[dict[str, Any]]) -> torch.Tensor:
+    """[n, 2] float labels (speech, search) of synthesized examples."""
+    return torch.tensor([[e['speech'], e['search']] for e in examples], dtype=torch.float32)
+
+
 class ReactionData:
     """Examples of one split with their prompts, labels, text embeddings and memory embeddings."""
 
@@ -386,7 +391,7 @@ class ReactionData:
             ex = ex[:max_examples]
         self.examples = ex
         self.memories = {m['id']: m for m in split['memories']}
-        self.labels = torch.tensor([[e['speech'], e['search']] for e in ex], dtype=torch.float32)
+        self.labels = trigger_labels(ex)
         texts = [segment_of(e).utterance for e in ex]
         self.has_text = [bool(t) for t in texts]
         self.text_emb = torch.from_numpy(embedder.embed([t or '(empty)' for t in texts]))
@@ -671,24 +676,26 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
     heads = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden, cfg.seed)
     if not heads.load(out / HEADS_FILE):
         raise FileNotFoundError(f'no reaction heads in {out}')
-    data = ReactionData(train_split, backbone, embedder, cfg.max_tokens, cfg.max_examples, cfg.progress)
-    states = node_states(backbone, heads, data.examples, cfg.refit_max_tokens, cfg.progress)
+    # stage 2 reads whole prompts and labels only: no cut prompts or embeddings of the split to prepare
+    examples = train_split['examples'][:cfg.max_examples or None]
+    labels = trigger_labels(examples)
+    states = node_states(backbone, heads, examples, cfg.refit_max_tokens, cfg.progress)
     report: dict[str, Any] = {}
     if validate_streams:
-        val = torch.tensor([e['stream'] in validate_streams for e in data.examples])
+        val = torch.tensor([e['stream'] in validate_streams for e in examples])
         trial = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden, cfg.seed)
         trial.load_state_dict(heads.state_dict())
 
         def f1s(h) -> list[float]:
             with torch.no_grad():
                 p = torch.sigmoid(act_logits_of(h, states[val])) >= 0.5
-            y = data.labels[val].bool()
+            y = labels[val].bool()
             return [float(2 * (p[:, j] & y[:, j]).sum() / max(1, int(p[:, j].sum() + y[:, j].sum())))
                     for j in range(2)]
         report['validation_f1_before'] = f1s(trial)
-        refit_action_head(trial, states[~val], data.labels[~val], cfg.refit_l2)
+        refit_action_head(trial, states[~val], labels[~val], cfg.refit_l2)
         report['validation_f1_after'] = f1s(trial)
-    report.update(refit_action_head(heads, states, data.labels, cfg.refit_l2))
+    report.update(refit_action_head(heads, states, labels, cfg.refit_l2))
     heads.save(out / HEADS_FILE, trained=True)
     return report
 
