@@ -326,6 +326,21 @@ def test_image_decoding_encodings_and_compressed() -> None:
 
 
 @needs_media
+def test_encoder_export_is_keyed_by_the_weights_content(tmp_path) -> None:
+    """A new virtual environment installing the same weights reuses the cached ONNX export instead of adding one."""
+    import os
+
+    from lightomni_ros.core.perception.frames import _weights_key
+
+    a, b, c = tmp_path / 'a.pth', tmp_path / 'venv2' / 'a.pth', tmp_path / 'c.pth'
+    b.parent.mkdir()
+    a.write_bytes(b'weights' * 1000)
+    b.write_bytes(b'weights' * 1000)
+    c.write_bytes(b'weights' * 999 + b'other!!')
+    os.utime(b, (1, 1))
+    assert _weights_key(a) == _weights_key(b) != _weights_key(c)
+
+
 def test_blur_duplicate_filters_and_visual_hints(encoder: ImageEncoder) -> None:
     import cv2
 

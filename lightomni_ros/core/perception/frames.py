@@ -158,8 +158,13 @@ class KeyframeSampler:
 
 
 def _weights_key(path: pathlib.Path) -> str:
-    st = path.stat()
-    return hashlib.sha1(f'{path.resolve()}:{st.st_size}:{int(st.st_mtime)}'.encode()).hexdigest()[:12]
+    # the weights' content, not their path or time: every new virtual environment installs the same file again, and a
+    # key by path left one 18 MB export per environment in the cache
+    digest = hashlib.sha1()
+    with path.open('rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()[:12]
 
 
 def export_encoder(weights: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
