@@ -63,7 +63,9 @@ class TrainConfig:
     lora_rank: int = 8
     lora_alpha: int = 16
     lora_dropout: float = 0.05
-    lora_layers: str = 'top:2'        # 'all', 'top:K' or a comma list of layer indices
+    # 'all', 'top:K' or a comma list of layer indices. top:4 on the 135M backbone: held-out search F1 0.895 vs
+    # 0.866 with top:2, for 36 instead of 29 minutes of CPU training (models/README.md)
+    lora_layers: str = 'top:4'
     # latent heads (must match the node's LatentConfig so the file loads)
     soft_prompts: int = 8
     projection_hidden: int = 1024
@@ -95,7 +97,7 @@ class TrainConfig:
 
 
 RECIPES: dict[str, dict[str, Any]] = {
-    # CPU, 2 cores, about 30 minutes on SmolLM2-135M
+    # CPU, 2 cores, about 36 minutes on SmolLM2-135M
     'cpu': {'threads': 2},
     # the paper's recipe for the 7B omni backbone on a GPU (C.1)
     'gpu7b': dict(backbone='omni', device='cuda', dtype='bfloat16', lora_rank=64, lora_alpha=128, lr=2e-5,
