@@ -102,3 +102,14 @@ def test_stage2_states_are_what_the_node_computes(data):
                 crop_to(cache, plen)
             assert torch.allclose(whole[i], hidden[-n:].float(), atol=2e-3), (whole[i] - hidden[-n:]).abs().max()
             assert not torch.allclose(cut[i], hidden[-n:].float(), atol=2e-3), 'a cut prompt must give other states'
+
+
+def test_loading_the_embedder_keeps_the_training_thread_count():
+    """The memory embedder's default (1 thread) once made every `--threads 2` run single-threaded."""
+    before = torch.get_num_threads()
+    try:
+        torch.set_num_threads(2)
+        T.load_text_embedder()
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)

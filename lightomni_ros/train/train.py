@@ -63,8 +63,8 @@ class TrainConfig:
     lora_rank: int = 8
     lora_alpha: int = 16
     lora_dropout: float = 0.05
-    # 'all', 'top:K' or a comma list of layer indices. top:4 on the 135M backbone: held-out search F1 0.895 vs
-    # 0.866 with top:2, for 36 instead of 29 minutes of CPU training (models/README.md)
+    # 'all', 'top:K' or a comma list of layer indices. top:4 on the 135M backbone: held-out search F1 0.87-0.895 vs
+    # 0.866 with top:2 and 0.885 with top:6 (models/README.md)
     lora_layers: str = 'top:4'
     # latent heads (must match the node's LatentConfig so the file loads)
     soft_prompts: int = 8
@@ -97,7 +97,7 @@ class TrainConfig:
 
 
 RECIPES: dict[str, dict[str, Any]] = {
-    # CPU, 2 cores, about 36 minutes on SmolLM2-135M
+    # CPU, 2 cores, about 25 minutes on SmolLM2-135M (--threads 1, 36 minutes, gives the shipped files bit for bit)
     'cpu': {'threads': 2},
     # the paper's recipe for the 7B omni backbone on a GPU (C.1)
     'gpu7b': dict(backbone='omni', device='cuda', dtype='bfloat16', lora_rank=64, lora_alpha=128, lr=2e-5,
@@ -214,7 +214,8 @@ def load_text_embedder():
     """The retrieval text embedder (the memory node's, so fused queries live in the space memory is indexed in)."""
     try:
         from ..core.memory.embedder import load_embedder
-        return load_embedder('auto')
+        # threads=0 leaves torch's thread count alone: the node's default of 1 would make training single-threaded
+        return load_embedder('auto', threads=0)
     except ImportError:  # the memory subsystem is absent: same model through the resolver
         from ..core.reflex.retrieval import TextEmbedder
         return TextEmbedder()
