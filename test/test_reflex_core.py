@@ -130,6 +130,32 @@ def test_heads_roundtrip(tmp_path):
     assert not LatentHeads(64, 16, 4, 8).load(tmp_path / 'h.safetensors'), 'shape mismatch must be refused'
 
 
+def test_action_head_reading_both_halves(tmp_path):
+    a = LatentHeads(32, 16, 4, 8, seed=1)
+    x = torch.randn(5, 4, 32)
+    p_act, z = a(x)
+    a.set_action_input('act+ret')
+    assert a.action.in_features == 64
+    # widening starts with zero weights on h_ret: the same decisions until it is fit
+    assert torch.allclose(a(x)[0], p_act, atol=1e-6) and torch.equal(a(x)[1], z)
+    with torch.no_grad():
+        a.action.weight[:, 32:] = 1.0
+    moved = a(x)[0]
+    assert not torch.allclose(moved, p_act), 'h_ret must reach the action head'
+    a.save(tmp_path / 'h.safetensors', trained=True)
+    b = LatentHeads(32, 16, 4, 8, seed=2)
+    assert b.load(tmp_path / 'h.safetensors') and b.action_input == 'act+ret'
+    assert torch.allclose(b(x)[0], moved, atol=1e-6)
+    # a file without the key (written before the option) reads h_act; a wrong key or shape is refused
+    c = LatentHeads(32, 16, 4, 8, seed=3)
+    c.save(tmp_path / 'old.safetensors', trained=True)
+    assert b.load(tmp_path / 'old.safetensors') and b.action_input == 'act'
+    bad = LatentHeads(64, 16, 4, 8)
+    assert not bad.load(tmp_path / 'h.safetensors') and bad.action_input == 'act' and not bad.trained
+    with pytest.raises(ValueError):
+        a.set_action_input('everything')
+
+
 def test_prompt_does_not_carry_the_segment_id():
     # the id is a run-time counter: a prompt that showed it would differ between training and the node
     a = SegmentInput(3, 10.0, 14.0, transcript='where is the umbrella?', face_ids=['<face_1>'])

@@ -124,3 +124,20 @@ def test_action_head_refit_fits_and_keeps_the_head_form():
     p, _ = heads(states)
     assert ((p >= 0.5).float() == labels).float().mean() > 0.95
     assert all(torch.equal(a, b) for a, b in zip(proj_before, heads.proj.parameters()))
+
+
+def test_action_head_refit_on_both_halves():
+    # a label only the retrieval half carries: the paper's h_act head cannot fit it, the act+ret head can
+    torch.manual_seed(0)
+    states = torch.randn(300, 4, 8)
+    h_ret = states[:, 2:].mean(1)
+    labels = torch.stack([h_ret[:, 0] > 0, h_ret[:, 3] > 0], 1).float()
+    act = LatentHeads(8, 4, n_prompts=4, projection_hidden=6, seed=1)
+    both = LatentHeads(8, 4, n_prompts=4, projection_hidden=6, seed=1)
+    r_act = T.refit_action_head(act, states, labels, l2=1e-4)
+    r_both = T.refit_action_head(both, states, labels, l2=1e-4, action_input='act+ret')
+    assert both.action_input == 'act+ret' and act.action_input == 'act'
+    assert r_both['bce_after'] < 0.2 < r_act['bce_after']
+    assert torch.allclose(torch.sigmoid(T.act_logits_of(both, states)), both(states)[0], atol=1e-6)
+    with pytest.raises(ValueError):
+        T.config_from('cpu', action_input='h_ret')

@@ -21,7 +21,7 @@ log = logging.getLogger('lightomni.train')
 FLAGS = {'steps': int, 'batch': int, 'lr': float, 'head_lr': float, 'temperature': float, 'lambda_nce': float,
          'lora_rank': int, 'lora_alpha': int, 'lora_layers': str, 'threads': int, 'seed': int, 'backbone': str,
          'device': str, 'dtype': str, 'max_examples': int, 'max_tokens': int, 'hard_negatives': int,
-         'checkpoint_every': int, 'work_dir': str}
+         'checkpoint_every': int, 'work_dir': str, 'action_input': str}
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -36,7 +36,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--no-resume', action='store_true', help='ignore a checkpoint of an interrupted run')
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
     p.add_argument('--refit-only', action='store_true',
-                   help='only stage 2 on the reaction weights already in --out: refit the action head on frozen h_act')
+                   help='only stage 2 on the reaction weights already in --out: refit the action head on frozen '
+                        'soft-prompt states (reading --action-input)')
     for flag, typ in FLAGS.items():
         p.add_argument('--' + flag.replace('_', '-'), dest=flag, type=typ, default=None,
                        help=f'override the recipe\'s {flag}')

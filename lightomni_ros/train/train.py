@@ -91,8 +91,11 @@ class TrainConfig:
     resume: bool = True
     progress: bool = True
     dataset_loss: bool = False        # also report the loss over the whole training set before and after
-    refit_action: bool = True         # stage 2: fit the action head to convergence on frozen h_act
+    refit_action: bool = True         # stage 2: fit the action head to convergence on frozen soft-prompt states
     refit_l2: float = 1e-3
+    # what stage 2's action head reads: 'act' (h_act, the paper's head) or 'act+ret' (h_act and h_ret side by side;
+    # held-out search F1 0.895 -> 0.95 on the same stage-1 weights, models/README.md). Stage 1 trains the paper's head.
+    action_input: str = 'act+ret'
     refit_max_tokens: int = 0         # stage 2 prompts: 0 = whole, as the node reads them (stage 1 cuts to max_tokens)
 
 
@@ -148,9 +151,8 @@ def reaction_loss(act_logits: torch.Tensor, labels: torch.Tensor, fused: torch.T
 
 
 def act_logits_of(heads, states: torch.Tensor) -> torch.Tensor:
-    """Pre-sigmoid action logits exactly as :meth:`LatentHeads.forward` pools them (mean of the first half)."""
-    half = heads.n_prompts // 2
-    return heads.action(states[..., :half, :].mean(-2).float())
+    """Pre-sigmoid action logits exactly as :meth:`LatentHeads.forward` computes them."""
+    return heads.action(heads.action_features(states))
 
 
 # -- LoRA --------------------------------------------------------------------------------------------------------
@@ -641,7 +643,7 @@ def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None,
     if cfg.refit_action:
         model.eval()
         states = node_states(backbone, heads, data.examples, cfg.refit_max_tokens, cfg.progress)
-        refit = refit_action_head(heads, states, data.labels, cfg.refit_l2)
+        refit = refit_action_head(heads, states, data.labels, cfg.refit_l2, action_input=cfg.action_input)
         model.train()
     after = dataset_loss() if cfg.dataset_loss else None
     out = pathlib.Path(cfg.out_dir)
@@ -687,6 +689,7 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
     if validate_streams:
         val = torch.tensor([e['stream'] in validate_streams for e in examples])
         trial = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden, cfg.seed)
+        trial.set_action_input(heads.action_input)
         trial.load_state_dict(heads.state_dict())
 
         def f1s(h) -> list[float]:
@@ -696,9 +699,9 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
             return [float(2 * (p[:, j] & y[:, j]).sum() / max(1, int(p[:, j].sum() + y[:, j].sum())))
                     for j in range(2)]
         report['validation_f1_before'] = f1s(trial)
-        refit_action_head(trial, states[~val], labels[~val], cfg.refit_l2)
+        refit_action_head(trial, states[~val], labels[~val], cfg.refit_l2, action_input=cfg.action_input)
         report['validation_f1_after'] = f1s(trial)
-    report.update(refit_action_head(heads, states, labels, cfg.refit_l2))
+    report.update(refit_action_head(heads, states, labels, cfg.refit_l2, action_input=cfg.action_input))
     heads.save(out / HEADS_FILE, trained=True)
     return report
 
@@ -718,16 +721,18 @@ def node_states(backbone, heads, examples: Sequence[dict[str, Any]], max_tokens:
                         for e in tqdm(examples, desc='stage 2 states', disable=not progress)])
 
 
-def refit_action_head(heads, states: torch.Tensor, labels: torch.Tensor, l2: float = 1e-3,
-                      iters: int = 200) -> dict[str, float]:
-    """Stage 2: fit the action head FC to convergence on the (frozen) h_act of every training example.
+def refit_action_head(heads, states: torch.Tensor, labels: torch.Tensor, l2: float = 1e-3, iters: int = 200,
+                      action_input: str | None = None) -> dict[str, float]:
+    """Stage 2: fit the action head FC to convergence on the (frozen) soft-prompt states of every training example.
 
     The same BCE as stage 1, full batch with L-BFGS on standardised features (folded back into the FC afterwards)
     and a small L2 penalty; stage 1's few hundred noisy minibatch steps leave the linear head far from its optimum.
-    Returns the BCE before and after.
+    ``action_input`` first switches what the FC reads (``LatentHeads.set_action_input``; widening starts from the
+    current head). Returns the BCE before and after.
     """
-    half = heads.n_prompts // 2
-    x = states[:, :half, :].mean(1).float().detach()
+    if action_input:
+        heads.set_action_input(action_input)
+    x = heads.action_features(states).detach()
     y = labels.float().to(x.device)
     mu, sd = x.mean(0), x.std(0).clamp(min=1e-4)
     z = (x - mu) / sd
@@ -876,6 +881,10 @@ def config_from(recipe: str = 'cpu', **overrides: Any) -> TrainConfig:
     bad = sorted(set(base) - names)
     if bad:
         raise ValueError(f'unknown training options {bad}')
+    from ..core.reflex.latent import ACTION_INPUTS
+
+    if base.get('action_input', 'act+ret') not in ACTION_INPUTS:   # fail now, not after stage 1
+        raise ValueError(f'action_input {base["action_input"]!r}: expected one of {ACTION_INPUTS}')
     return TrainConfig(**base)
 
 

@@ -54,7 +54,9 @@ class LatentConfig:
     """The latent state S_l: soft prompts and the action/projection heads (paper Eq. 3)."""
 
     soft_prompts: int = param(8, 'Number N of learnable soft-prompt vectors appended after [S_g, I^t]; the first '
-                                 'half is pooled into h_act, the second half into h_ret.', min=2)
+                                 'half is pooled into h_act, the second half into h_ret; the action head reads h_act, '
+                                 'or h_act and h_ret side by side, as the heads file says (the shipped one: both).',
+                              min=2)
     heads_file: str = param('reflex_heads.safetensors', 'Soft prompts + heads (absolute, or inside models_dir, '
                                                         'then the package models/); when absent the heads are '
                                                         'randomly initialised (UNTRAINED) and diagnostics say so.')

@@ -3,7 +3,10 @@
 """The latent state S_l (paper Eq. 3): soft prompts, action head FC + sigmoid, projection head MLP-ReLU-MLP.
 
 The soft prompts and both heads live in one safetensors file (``reflex_heads.safetensors`` in models_dir) with their
-shapes and a ``trained`` flag in its metadata, so training can ship them later. Without the file they are randomly
+shapes, a ``trained`` flag and the action head's input in its metadata, so training can ship them later. The action
+head reads h_act (the paper's head) or, as the shipped heads do, h_act and h_ret side by side (``action_input``
+``act+ret``): the retrieval half, trained by InfoNCE to say what to look up, also tells whether there is anything to
+look up (held-out search F1 0.895 -> 0.95 on the same adapter, models/README.md). Without the file they are randomly
 initialised from a fixed seed and labelled UNTRAINED in diagnostics and in every Action's notes.
 """
 
@@ -17,6 +20,10 @@ import torch
 from torch import nn
 
 log = logging.getLogger('lightomni.reflex')
+
+
+#: what the action head FC reads: h_act alone (the paper), or h_act and h_ret concatenated
+ACTION_INPUTS = ('act', 'act+ret')
 
 
 class LatentHeads(nn.Module):
@@ -37,16 +44,37 @@ class LatentHeads(nn.Module):
                     p.copy_(torch.randn(p.shape, generator=gen) / np.sqrt(p.shape[1]))
                 else:
                     p.zero_()
+        self.action_input = 'act'
         self.trained = False
         self.source = f'untrained (random, seed {seed})'
+
+    def set_action_input(self, kind: str) -> None:
+        """Make the action FC read ``kind`` (see ACTION_INPUTS); widening keeps its decisions (zero h_ret weights)."""
+        if kind not in ACTION_INPUTS:
+            raise ValueError(f'action_input {kind!r}: expected one of {ACTION_INPUTS}')
+        if kind == self.action_input:
+            return
+        old = self.action
+        new = nn.Linear(self.hidden * (2 if kind == 'act+ret' else 1), 2).to(old.weight.device)
+        with torch.no_grad():
+            new.weight.zero_()
+            new.weight[:, :self.hidden].copy_(old.weight[:, :self.hidden])
+            new.bias.copy_(old.bias)
+        self.action, self.action_input = new, kind
+
+    def action_features(self, states: torch.Tensor) -> torch.Tensor:
+        """What the action FC reads from the soft-prompt states [..., N, H]: h_act, or [h_act, h_ret]."""
+        half = self.n_prompts // 2
+        h_act = states[..., :half, :].mean(-2).float()
+        if self.action_input == 'act':
+            return h_act
+        return torch.cat([h_act, states[..., half:, :].mean(-2).float()], -1)
 
     def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Hidden states at the soft-prompt positions [..., N, H] -> (p_act [..., 2], z_ret [..., D])."""
         half = self.n_prompts // 2
-        h_act = states[..., :half, :].mean(-2)
-        h_ret = states[..., half:, :].mean(-2)
-        p_act = torch.sigmoid(self.action(h_act.float()))
-        z_ret = self.proj(h_ret.float())
+        p_act = torch.sigmoid(self.action(self.action_features(states)))
+        z_ret = self.proj(states[..., half:, :].mean(-2).float())
         return p_act, z_ret
 
     def save(self, path: str | pathlib.Path, trained: bool = False) -> None:
@@ -55,7 +83,8 @@ class LatentHeads(nn.Module):
 
         tensors = {k: v.detach().float().cpu().contiguous() for k, v in self.state_dict().items()}
         meta = {'hidden': str(self.hidden), 'embed_dim': str(self.embed_dim), 'n_prompts': str(self.n_prompts),
-                'projection_hidden': str(self.proj[0].out_features), 'trained': str(bool(trained)).lower()}
+                'projection_hidden': str(self.proj[0].out_features), 'trained': str(bool(trained)).lower(),
+                'action_input': self.action_input}
         save_file(tensors, str(path), metadata=meta)
 
     def load(self, path: str | pathlib.Path) -> bool:
@@ -68,15 +97,22 @@ class LatentHeads(nn.Module):
         with safe_open(str(path), 'pt') as f:
             meta = f.metadata() or {}
             tensors = {k: f.get_tensor(k) for k in f.keys()}
+        kind = meta.get('action_input', 'act')   # files written before the option read h_act
+        if kind not in ACTION_INPUTS:
+            log.warning('reflex heads %s: unknown action_input %r; keeping untrained heads', path, kind)
+            return False
+        previous = self.action_input
+        self.set_action_input(kind)
         want = {k: tuple(v.shape) for k, v in self.state_dict().items()}
         got = {k: tuple(v.shape) for k, v in tensors.items()}
         if want != got:
             log.warning('reflex heads %s do not fit this backbone (want %s, file has %s); keeping untrained heads',
                         path, want, got)
+            self.set_action_input(previous)
             return False
         self.load_state_dict(tensors)
         self.trained = meta.get('trained', 'false') == 'true'
-        self.source = f'{path} ({"trained" if self.trained else "untrained"})'
+        self.source = f'{path} ({"trained" if self.trained else "untrained"}; action head reads {kind})'
         return True
 
 
