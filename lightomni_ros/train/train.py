@@ -94,7 +94,7 @@ class TrainConfig:
     refit_action: bool = True         # stage 2: fit the action head to convergence on frozen soft-prompt states
     refit_l2: float = 1e-3
     # what stage 2's action head reads: 'act' (h_act, the paper's head) or 'act+ret' (h_act and h_ret side by side;
-    # held-out search F1 0.895 -> 0.95 on the same stage-1 weights, models/README.md). Stage 1 trains the paper's head.
+    # held-out search F1 0.895 -> 0.948 on the same stage-1 weights, models/README.md). Stage 1 trains the paper's head.
     action_input: str = 'act+ret'
     refit_max_tokens: int = 0         # stage 2 prompts: 0 = whole, as the node reads them (stage 1 cuts to max_tokens)
 

@@ -6,7 +6,7 @@ The soft prompts and both heads live in one safetensors file (``reflex_heads.saf
 shapes, a ``trained`` flag and the action head's input in its metadata, so training can ship them later. The action
 head reads h_act (the paper's head) or, as the shipped heads do, h_act and h_ret side by side (``action_input``
 ``act+ret``): the retrieval half, trained by InfoNCE to say what to look up, also tells whether there is anything to
-look up (held-out search F1 0.895 -> 0.95 on the same adapter, models/README.md). Without the file they are randomly
+look up (held-out search F1 0.895 -> 0.948 on the same adapter, models/README.md). Without the file they are randomly
 initialised from a fixed seed and labelled UNTRAINED in diagnostics and in every Action's notes.
 """
 
