@@ -27,6 +27,7 @@ continues exactly where it stopped.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 import logging
@@ -688,9 +689,7 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
     report: dict[str, Any] = {}
     if validate_streams:
         val = torch.tensor([e['stream'] in validate_streams for e in examples])
-        trial = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden, cfg.seed)
-        trial.set_action_input(heads.action_input)
-        trial.load_state_dict(heads.state_dict())
+        trial = copy.deepcopy(heads)
 
         def f1s(h) -> list[float]:
             with torch.no_grad():

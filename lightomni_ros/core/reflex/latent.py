@@ -62,20 +62,22 @@ class LatentHeads(nn.Module):
             new.bias.copy_(old.bias)
         self.action, self.action_input = new, kind
 
+    def pooled(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(h_act, h_ret): the means of the first and second half of the soft-prompt states [..., N, H]."""
+        half = self.n_prompts // 2
+        return states[..., :half, :].mean(-2).float(), states[..., half:, :].mean(-2).float()
+
+    def _action_in(self, h_act: torch.Tensor, h_ret: torch.Tensor) -> torch.Tensor:
+        return h_act if self.action_input == 'act' else torch.cat([h_act, h_ret], -1)
+
     def action_features(self, states: torch.Tensor) -> torch.Tensor:
         """What the action FC reads from the soft-prompt states [..., N, H]: h_act, or [h_act, h_ret]."""
-        half = self.n_prompts // 2
-        h_act = states[..., :half, :].mean(-2).float()
-        if self.action_input == 'act':
-            return h_act
-        return torch.cat([h_act, states[..., half:, :].mean(-2).float()], -1)
+        return self._action_in(*self.pooled(states))
 
     def forward(self, states: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Hidden states at the soft-prompt positions [..., N, H] -> (p_act [..., 2], z_ret [..., D])."""
-        half = self.n_prompts // 2
-        p_act = torch.sigmoid(self.action(self.action_features(states)))
-        z_ret = self.proj(states[..., half:, :].mean(-2).float())
-        return p_act, z_ret
+        h_act, h_ret = self.pooled(states)
+        return torch.sigmoid(self.action(self._action_in(h_act, h_ret))), self.proj(h_ret)
 
     def save(self, path: str | pathlib.Path, trained: bool = False) -> None:
         """Write the prompts and heads as safetensors with their shapes in the metadata."""
