@@ -18,8 +18,7 @@ from lightomni_ros.core.consolidation.summarizer import EXTRACTIVE, ExtractiveSu
 from lightomni_ros.core.memory import vectors
 from lightomni_ros.core.memory.global_state import MergeTree, SgNode, approx_tokens, check_invariants
 from lightomni_ros.core.memory.profiles import Profile
-from lightomni_ros.core.memory.store import (KIND_SEMANTIC, MIGRATIONS, SCHEMA_VERSION, SemanticEntry, Store,
-                                             StoreError)
+from lightomni_ros.core.memory.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
 
 UTC = zoneinfo.ZoneInfo('UTC')
 
@@ -30,10 +29,11 @@ def test_store_pragmas_and_foreign_keys(tmp_path):
     assert s.db.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
     assert s.db.execute('PRAGMA foreign_keys').fetchone()[0] == 1
     assert s.version == SCHEMA_VERSION
-    eid = s.add_semantic(SemanticEntry('<face_1> likes tea', 1.0, 2.0, face_ids=['<face_1>']), np.ones(4))
+    eid = s.insert_row('semantic', {'start': 1.0, 'end': 2.0, 'content': '<face_1> likes tea', 'norm': 'x'})
+    s.db.execute("INSERT INTO semantic_faces(entry_id, face_id) VALUES(?, '<face_1>')", (eid,))
     with pytest.raises(sqlite3.IntegrityError):
         s.db.execute("INSERT INTO semantic_faces(entry_id, face_id) VALUES(999, '<face_2>')")
-    s.delete_entries(KIND_SEMANTIC, [eid])
+    s.db.execute('DELETE FROM semantic WHERE id=?', (eid,))
     assert s.db.execute('SELECT count(*) FROM semantic_faces').fetchone()[0] == 0  # cascaded
     s.close()
 
@@ -48,8 +48,8 @@ def test_store_migrates_old_file_and_refuses_newer(tmp_path):
     db.close()
     s = Store(path)
     assert s.version == SCHEMA_VERSION
-    (e,) = s.all_entries(KIND_SEMANTIC)
-    assert e.content == 'kept across the upgrade' and e.mentions == 1
+    (row,) = s.db.execute('SELECT content, mentions FROM semantic').fetchall()
+    assert tuple(row) == ('kept across the upgrade', 1)
     s.db.execute(f'PRAGMA user_version={SCHEMA_VERSION + 1}')
     s.close()
     with pytest.raises(StoreError, match='newer'):

@@ -285,11 +285,11 @@ def test_sigkill_during_consolidation_loses_nothing(spawn, ros, tmp_path):
 
 def test_summarize_client_falls_back_to_extractive(ros):
     from lightomni_ros.core.memory.profiles import Profile
-    from lightomni_ros.nodes.consolidation import ServiceSummarizer
+    from lightomni_ros.nodes.consolidation import service_summarizer
 
     fallbacks = []
     texts = ['saw a red ball; heard "where is the ball?"', 'saw a red ball under the table']
-    s = ServiceSummarizer(ros.node, '/sum_test/summarize', 0.5, fallbacks.append)
+    s, client = service_summarizer(ros.node, '/sum_test/summarize', 0.5, fallbacks.append)
     assert s.merge(texts, 40).producer == 'extractive'  # no service at all
     mode = {'value': 'ok'}
 
@@ -302,7 +302,7 @@ def test_summarize_client_falls_back_to_extractive(ros):
         return resp
 
     ros.node.create_service(Summarize, '/sum_test/summarize', handle)
-    wait_for(s.client.service_is_ready, 10, what='summarize service')
+    wait_for(client.service_is_ready, 10, what='summarize service')
     got = s.merge(texts, 40)
     assert (got.text, got.producer) == ('a red ball was lost and found', 'memory-adapter')
     upd = s.profile('<face_5>', texts, Profile('<face_5>', attributes={'persona': 'x'}), 40)

@@ -31,12 +31,12 @@ import faiss
 import numpy as np
 
 from ..core.consolidation.config import ConsolidationConfig
-from ..core.consolidation.consolidator import Consolidator
+from ..core.consolidation.runtime import ConsolidationConfigs, ConsolidationRuntime
 from ..core.consolidation.summarizer import ExtractiveSummarizer
-from ..core.consolidation.topic import TopicData
 from ..core.memory.config import MemoryConfig
 from ..core.memory.global_state import MergeTree, SgNode
 from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC, normalize
+from ..core.topic import TopicData
 from .bench import Report
 
 HORIZONS = (('1h', 3600), ('1d', 86400), ('1mo', 30 * 86400), ('6mo', 182 * 86400 + 43200))
@@ -81,16 +81,16 @@ def bench_sg(report: Report, k: int, node_max_tokens: int) -> None:
     report.figure('sg_simulation_s', round(time.perf_counter() - t0, 1), 's')
 
 
-def _bulk_store(c: Consolidator, n: int, rng: np.random.Generator) -> None:
+def _bulk_store(c: ConsolidationRuntime, n: int, rng: np.random.Generator) -> None:
     """Fill a store with ``n`` entries (3/4 semantic, 1/4 episodic): synthetic rows, random unit vectors."""
     from tqdm import tqdm
 
     n_sem = n * 3 // 4
-    dim = c.embedder.dim
+    dim = c.memory.embedder.dim
     db = c.store.db
     batch = 50_000
     for kind, count in ((KIND_SEMANTIC, n_sem), (KIND_EPISODIC, n - n_sem)):
-        index = c._new_index()
+        index = c.entries._new_index()
         with tqdm(total=count, desc=f'{"semantic" if kind == KIND_SEMANTIC else "episodic"} x{count}',
                   leave=False, file=sys.stderr) as bar:
             for lo in range(0, count, batch):
@@ -111,7 +111,12 @@ def _bulk_store(c: Consolidator, n: int, rng: np.random.Generator) -> None:
                 x /= np.linalg.norm(x, axis=1, keepdims=True)
                 index.add(ids, x)
                 bar.update(m)
-        c.indexes[kind] = index
+        c.entries.indexes[kind] = index
+
+
+def _runtime(mcfg: MemoryConfig, ccfg: ConsolidationConfig, folder: pathlib.Path, embedder) -> ConsolidationRuntime:
+    return ConsolidationRuntime(ConsolidationConfigs(memory=MemoryConfig(**(vars(mcfg) | {'memory_dir': str(folder)})),
+                                                     consolidation=ccfg), embedder=embedder)
 
 
 def _measure(fn, n: int) -> tuple[float, float]:
@@ -132,14 +137,14 @@ def bench_queries(report: Report, sizes: list[int], work: pathlib.Path, embedder
     first = None
     for n in sizes:
         folder = work / f'query_{n}'
-        c = Consolidator(MemoryConfig(**(vars(mcfg) | {'memory_dir': str(folder)})), ccfg, embedder)
+        c = _runtime(mcfg, ccfg, folder, embedder)
         t0 = time.perf_counter()
         faiss.omp_set_num_threads(os.cpu_count() or 1)  # building uses every core; queries run as configured
         _bulk_store(c, n, rng)
         faiss.omp_set_num_threads(max(1, mcfg.faiss_threads))
         key = f'{n:.0e}'.replace('+0', '').replace('+', '')
         report.figure(f'build_s.{key}', round(time.perf_counter() - t0, 1), 's',
-                      f'index {c.indexes[KIND_SEMANTIC].kind}')
+                      f'index {c.entries.index_kind()}')
         qs = rng.standard_normal((200 if quick else 1000, embedder.dim), dtype=np.float32)
         it = iter(qs)
         for _ in range(20):  # warm-up
@@ -164,7 +169,7 @@ def bench_consolidation(report: Report, work: pathlib.Path, embedder, mcfg: Memo
                         ccfg: ConsolidationConfig, n: int) -> None:
     """Topics per second through the full consolidation path; bytes of disk per stored entry."""
     rng = random.Random(1)
-    c = Consolidator(MemoryConfig(**(vars(mcfg) | {'memory_dir': str(work / 'consolidation')})), ccfg, embedder)
+    c = _runtime(mcfg, ccfg, work / 'consolidation', embedder)
     t0 = 1_780_000_000.0
     for i in range(1, n + 1):
         who = rng.choice(_PEOPLE)
@@ -181,7 +186,7 @@ def bench_consolidation(report: Report, work: pathlib.Path, embedder, mcfg: Memo
                   f'real time needs {1 / SEGMENT_S:.3f}')
     c.flush()
     c.store.checkpoint()
-    entries = c.store.count(KIND_SEMANTIC) + c.store.count(KIND_EPISODIC)
+    entries = c.entries.count(KIND_SEMANTIC) + c.entries.count(KIND_EPISODIC)
     report.figure('disk_bytes_per_entry', round(c.disk_bytes() / entries), 'B',
                   f'{entries} entries incl. {embedder.dim}-d vectors in SQLite and FAISS, S_g, profiles')
     c.close()
@@ -254,7 +259,7 @@ def bench_service(report: Report, folder: pathlib.Path, n_calls: int) -> None:
 
 def run(args: argparse.Namespace, report: Report) -> None:
     """Measure everything in one run."""
-    from ..core.memory.embedder import load_embedder
+    from ..core.embedding import EmbeddingConfig, text_embedder
 
     quick = bool(getattr(args, 'quick', False))
     spec = getattr(args, 'memory_sizes', '') or ('1e3,1e4' if quick else '1e3,1e5,1e6')
@@ -264,7 +269,7 @@ def run(args: argparse.Namespace, report: Report) -> None:
     work = pathlib.Path(work_arg or tempfile.mkdtemp(prefix='lightomni-bench-memory-'))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        embedder = load_embedder(mcfg.embedding_backend, threads=mcfg.embedding_threads)
+        embedder = text_embedder(EmbeddingConfig())
         report.note(f'embedder {embedder.name} ({embedder.dim}-d), k={mcfg.k}, HNSW past {mcfg.hnsw_threshold} '
                     f'vectors (M={mcfg.hnsw_m}, efSearch={mcfg.hnsw_ef_search}); {os.cpu_count()} cpus')
         bench_sg(report, mcfg.k, mcfg.node_max_tokens)

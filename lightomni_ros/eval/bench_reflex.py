@@ -27,7 +27,7 @@ from ..core.models import ModelResolver
 from ..core.reflex.backbone import OmniBackbone, assemble
 from ..core.reflex.config import BackboneConfig, PruningConfig
 from ..core.reflex.engine import EngineConfigs, ReflexEngine
-from ..core.reflex.retrieval import TextEmbedder
+from ..core.embedding import text_embedder
 from ..core.reflex.types import MemoryItem, Retrieved, SegmentInput
 
 
@@ -83,11 +83,11 @@ def video(n: int, size: int, seed: int = 0) -> list[np.ndarray]:
 class FixedMemory:
     """In-process memory with fixed entries (the bench measures the model, not the memory node)."""
 
-    def query(self, vector, text, k_semantic, k_episodic, face_ids):
+    def query(self, q):  # noqa: ANN001, ANN201 - MemoryQuery -> Retrieved
         """Return two facts and the visible profiles."""
         return Retrieved(semantic=[MemoryItem('semantic:1', 'Ana keeps her keys in the blue bowl.'),
                                    MemoryItem('semantic:2', 'Bob is Ana\'s brother.')],
-                         profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana.') for f in face_ids])
+                         profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana.') for f in q.face_ids])
 
 
 def _sync(dev: torch.device) -> None:
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace, report) -> None:
     size = 224 if quick else 448
     reps = args.reps or (1 if quick else 3)
     torch.set_grad_enabled(False)
-    embedder = TextEmbedder()
+    embedder = text_embedder(set_threads=False)
     cfgs = EngineConfigs(backbone=BackboneConfig(kind='omni', test_omni_hidden=hidden, test_omni_layers=layers,
                                                  device=dev, dtype='auto'),
                          pruning=PruningConfig(frame_size=size))
@@ -127,7 +127,8 @@ def run(args: argparse.Namespace, report) -> None:
 
     def segment() -> SegmentInput:
         sid[0] += 1
-        return SegmentInput(sid[0], 0.0, 30.0, transcript='Can you tell me where I left my keys this morning?',
+        return SegmentInput(segment_id=sid[0], start=0.0, end=30.0,
+                            transcript='Can you tell me where I left my keys this morning?',
                             face_ids=['<face_1>'], frames=frames)
 
     eng.set_global_state(1, sg_script(live_nodes(120)))
@@ -218,7 +219,8 @@ def run(args: argparse.Namespace, report) -> None:
     text.set_global_state(1, sg_script(live_nodes(120)))
     ts = []
     for i in range(2 if quick else 6):
-        seg = SegmentInput(5000 + i, 0.0, 5.0, transcript='Where did I leave my keys?', face_ids=['<face_1>'],
+        seg = SegmentInput(segment_id=5000 + i, start=0.0, end=5.0, transcript='Where did I leave my keys?',
+                           face_ids=['<face_1>'],
                            visual_tags=['hallway'])
         t0 = time.perf_counter()
         d = text.decide(seg, 0.5, 0.5, 12, 4)

@@ -66,7 +66,7 @@ def _utterance(rng: random.Random, i: int, words: int = 75) -> str:
 
 
 def _topic(rng: random.Random, i: int, t0: float) -> Any:
-    from ..core.consolidation.topic import TopicData
+    from ..core.topic import TopicData
 
     who, obj, where = rng.choice(_PEOPLE), rng.choice(_OBJECTS), rng.choice(_PLACES)
     face = f'<face_{rng.randint(1, 4)}>'
@@ -106,7 +106,8 @@ def _fill_simulated(agent: Any, segments: int, entries: int, t0: float) -> tuple
     t = time.perf_counter()
     m = agent.memory
     rng = random.Random(1)
-    tree, summ, nid = MergeTree(m.mcfg.k), ExtractiveSummarizer(), 1
+    mcfg = m.memory.cfg
+    tree, summ, nid = MergeTree(mcfg.k), ExtractiveSummarizer(), 1
     for i in tqdm(range(segments), desc='S_g over 6 months', leave=False, mininterval=2.0):
         who, obj, where = rng.choice(_PEOPLE), rng.choice(_OBJECTS), rng.choice(_PLACES)
         start = t0 + i * SEGMENT_S
@@ -114,12 +115,12 @@ def _fill_simulated(agent: Any, segments: int, entries: int, t0: float) -> tuple
                              f'saw <face_{i % 4 + 1}> near {where}; heard "{who}: {obj} is on {where}"'))
         nid += 1
         while (plan := tree.next_merge()) is not None:
-            text = summ.merge([c.text for c in plan.children], m.mcfg.node_max_tokens).text
+            text = summ.merge([c.text for c in plan.children], mcfg.node_max_tokens).text
             tree.apply(plan, tree.merged(plan, nid, text))
             nid += 1
     _bulk_store(m, entries, np.random.default_rng(0))
-    with m.lock:
-        m.tree = tree
+    with m.memory.lock:
+        m.memory.tree = tree
         with m.store.transaction():
             m.store.bump('sg.version')
     agent.now = max(agent.now, t0 + segments * SEGMENT_S)
@@ -194,9 +195,11 @@ def _plot(out: pathlib.Path, lat: dict[str, dict[str, float]], seg_s: list[float
 def run(args: argparse.Namespace, report: Report) -> None:
     """Measure answer latency by memory horizon and the sleep-time real-time factor."""
     from ..core.agent import AgentConfigs, LightOmni
+    from ..core.consolidation.runtime import ConsolidationConfigs
     from ..core.memory.config import MemoryConfig
     from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
     from ..core.reflex.config import BackboneConfig, ExportConfig
+    from ..core.reflex.runtime import ReflexConfigs
     from ..core.reflex.types import SegmentInput
 
     quick = bool(getattr(args, 'quick', False))
@@ -210,8 +213,10 @@ def run(args: argparse.Namespace, report: Report) -> None:
     def configs() -> AgentConfigs:
         if not quick:
             return AgentConfigs()
-        return AgentConfigs(memory=MemoryConfig(state_max_tokens=1024), export=ExportConfig(backend='torch'),
-                            backbone=BackboneConfig(max_new_tokens=16, memory_max_new_tokens=32))
+        return AgentConfigs(
+            consolidation=ConsolidationConfigs(memory=MemoryConfig(state_max_tokens=1024)),
+            reflex=ReflexConfigs(export=ExportConfig(backend='torch'),
+                                 backbone=BackboneConfig(max_new_tokens=16, memory_max_new_tokens=32)))
     out = pathlib.Path(args.json_path).resolve().parent if getattr(args, 'json_path', None) else \
         pathlib.Path('bench_out').resolve()
     out.mkdir(parents=True, exist_ok=True)
@@ -243,7 +248,7 @@ def run(args: argparse.Namespace, report: Report) -> None:
                 took, nodes = _fill_real(agent, segments, t0), len(agent.memory.tree.nodes())
             agent._state_changed()
             v = agent.memory.global_state()
-            stored = agent.memory.store.count(KIND_SEMANTIC) + agent.memory.store.count(KIND_EPISODIC)
+            stored = agent.memory.entries.count(KIND_SEMANTIC) + agent.memory.entries.count(KIND_EPISODIC)
             report.figure(f'memory.{name}', {'segments': segments, 'sg_nodes': nodes, 'sg_tokens': v.script_tokens,
                                              'entries': stored, 'fill_s': round(took, 1)}, '',
                           f'S_g {nodes} nodes, {v.script_tokens} tokens')
@@ -278,8 +283,9 @@ def run(args: argparse.Namespace, report: Report) -> None:
         start = first.now + 60
         for i in range(n_sleep):
             s0 = start + i * SEGMENT_S
-            seg = SegmentInput(10_000 + i, s0, s0 + SEGMENT_S, _utterance(rng, i), '', [f'<face_{i % 2 + 1}>'],
-                               ['person', 'table'], audio_uri='', speech_end=s0 + SEGMENT_S - 1)
+            seg = SegmentInput(segment_id=10_000 + i, start=s0, end=s0 + SEGMENT_S, transcript=_utterance(rng, i),
+                               face_ids=[f'<face_{i % 2 + 1}>'], visual_tags=['person', 'table'],
+                               speech_end=s0 + SEGMENT_S - 1)
             first.now = s0 + SEGMENT_S
             t = time.perf_counter()
             first.consolidate(seg, '')

@@ -63,7 +63,7 @@ class Collector:
             self.add('topics', t, NS(segment_id=topic.segment_id, semantic=topic.semantic,
                                      remembered=topic.remembered, visual=topic.visual, audio=topic.audio,
                                      response=topic.response, producer=topic.producer,
-                                     reminders=[NS(text=r['text'], due=r['due']) for r in topic.reminders]))
+                                     reminders=[NS(text=r.text, due=r.due) for r in topic.reminders]))
         for r in ev.reminders:
             self.add('reminders/due', r.fired_at or r.due, NS(id=r.id, text=r.text, due=r.due, delay=r.delay))
         for f in ev.detections:
@@ -115,9 +115,9 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
     """Run a scenario (YAML, rendered to a bag first) or a bag through the facade; score; return the result."""
     from ..core.agent import AgentConfigs, LightOmni
     from ..core.perception.frames import ImageFormatError, decode_compressed, decode_image
-    from . import bagwriter, report, scenario, scoring
+    from . import bagwriter, scenario, scoring
     from .bagreader import BagReader
-    from .replay import RESULT
+    from .result import RESULT, score_into, write_result
 
     out = pathlib.Path(out_dir)
     if (out / RESULT).exists():
@@ -141,7 +141,7 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
     with BagReader(bag, remap=remap) as reader:
         kinds = _inputs(reader)
         first_ns = last_ns = None
-        max_pixels = agent.cfg.frames.max_pixels
+        max_pixels = agent.cfg.perception.frames.max_pixels
         for m in reader.messages():
             kind = kinds.get(m.topic)
             if kind is None:
@@ -200,12 +200,8 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
     gt = bagwriter.load_ground_truth(bag)
     if gt is not None:
         (out / bagwriter.GROUNDTRUTH).write_text(json.dumps(gt, indent=2))
-        outputs = scoring.Outputs(col.by_topic)
-        tb = scoring.TimeBase.from_result(result, gt)
-        result['score'] = scoring.score(gt, outputs, tb)
-        (out / RESULT).write_text(json.dumps(result, indent=2, default=str))
-        result['report'] = str(report.write_report(out, gt, result, outputs, tb))
-    (out / RESULT).write_text(json.dumps(result, indent=2, default=str))
+        return score_into(out, result, gt, scoring.Outputs(col.by_topic))
+    write_result(out, result)
     return result
 
 

@@ -30,6 +30,7 @@ from typing import Any
 
 from . import rostypes
 from .bagreader import BagReader, parse_remaps
+from .result import RESULT, score_into, write_result
 
 log = logging.getLogger('lightomni.eval.replay')
 
@@ -49,7 +50,6 @@ OUTPUTS = {
 #: bag topics not replayed unless --all-topics (they belong to the recording robot's own processes)
 SKIPPED_BY_DEFAULT = ('/rosout', '/parameter_events', '/tf_static')
 OUTPUT_BAG = 'outputs'
-RESULT = 'result.json'
 
 
 def output_name(namespace: str, rel: str) -> str:
@@ -492,7 +492,7 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
     gt = bagwriter.load_ground_truth(bag)
     if gt is not None:
         (out / bagwriter.GROUNDTRUTH).write_text(json.dumps(gt, indent=2))
-    (out / RESULT).write_text(json.dumps(result, indent=2))
+    write_result(out, result)
     if score and gt is not None:
         result = score_dir(out)
     return result
@@ -510,20 +510,14 @@ def _watch(graph: GraphLauncher, stop: threading.Event) -> None:
 
 def score_dir(out: str | pathlib.Path) -> dict[str, Any]:
     """Score a finished replay folder (result.json + outputs bag + ground truth); write report.md and plots."""
-    from . import bagwriter, report, scoring
+    from . import bagwriter, scoring
 
     out = pathlib.Path(out)
     result = json.loads((out / RESULT).read_text())
     gt = bagwriter.load_ground_truth(out)
     if gt is None:
         raise FileNotFoundError(f'{out}: no ground truth ({bagwriter.GROUNDTRUTH}); nothing to score')
-    outputs = scoring.load_outputs(out / OUTPUT_BAG, result['namespace'])
-    tb = scoring.TimeBase.from_result(result, gt)
-    result['score'] = scoring.score(gt, outputs, tb)
-    (out / RESULT).write_text(json.dumps(result, indent=2))
-    result['report'] = str(report.write_report(out, gt, result, outputs, tb))
-    (out / RESULT).write_text(json.dumps(result, indent=2))
-    return result
+    return score_into(out, result, gt, scoring.load_outputs(out / OUTPUT_BAG, result['namespace']))
 
 
 # --- CLI ------------------------------------------------------------------------------------------------------------

@@ -41,6 +41,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..core.embedding import embedder_id
+
 log = logging.getLogger('lightomni.train')
 
 HEADS_FILE = 'reflex_heads.safetensors'
@@ -213,22 +215,20 @@ def load_backbone(cfg: TrainConfig):
     return _load(bcfg)
 
 
-def load_text_embedder():
-    """The retrieval text embedder (the memory node's, so fused queries live in the space memory is indexed in)."""
-    try:
-        from ..core.memory.embedder import load_embedder
-        # threads=0 leaves torch's thread count alone: the node's default of 1 would make training single-threaded
-        return load_embedder('auto', threads=0)
-    except ImportError:  # the memory subsystem is absent: same model through the resolver
-        from ..core.reflex.retrieval import TextEmbedder
-        return TextEmbedder()
+def load_text_embedder():  # -> TextEmbedder
+    """The retrieval text embedder of the nodes (fused queries live in the space memory is indexed in)."""
+    from ..core.embedding import text_embedder
+
+    # set_threads=False leaves torch's thread count to --threads: the nodes' one embedder thread would make training
+    # single-threaded
+    return text_embedder(set_threads=False)
 
 
 def segment_of(ex: dict[str, Any], sid: int = 0):
     """The SegmentInput of a synthesized example."""
     from ..core.reflex.types import SegmentInput
 
-    return SegmentInput(sid, float(ex.get('start', 0.0)), float(ex.get('end', 0.0)),
+    return SegmentInput(segment_id=sid, start=float(ex.get('start', 0.0)), end=float(ex.get('end', 0.0)),
                         transcript=ex.get('transcript', ''), face_ids=list(ex.get('face_ids', [])),
                         visual_tags=list(ex.get('visual_tags', [])))
 
@@ -650,7 +650,7 @@ def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None,
     out = pathlib.Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     heads.eval()
-    heads.save(out / HEADS_FILE, trained=True)
+    heads.save(out / HEADS_FILE, trained=True, embedder=embedder_id(embedder))
     model.eval()
     adapter = save_adapter(model, 'reaction', out)
     shutil.rmtree(work / 'checkpoint', ignore_errors=True)
@@ -701,7 +701,7 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
         refit_action_head(trial, states[~val], labels[~val], cfg.refit_l2, action_input=cfg.action_input)
         report['validation_f1_after'] = f1s(trial)
     report.update(refit_action_head(heads, states, labels, cfg.refit_l2, action_input=cfg.action_input))
-    heads.save(out / HEADS_FILE, trained=True)
+    heads.save(out / HEADS_FILE, trained=True, embedder=embedder_id(embedder))
     return report
 
 

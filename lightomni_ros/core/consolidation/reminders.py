@@ -10,8 +10,17 @@ transaction that returns it, and a reminder already past due at start-up fires t
 from __future__ import annotations
 
 import datetime as _dt
+import logging
 import re
 from dataclasses import dataclass
+
+from ..memory.longterm import LongTermMemory
+from ..memory.store import REMINDER_FIRED, REMINDER_PENDING, ReminderRow
+from ..topic import ReminderIntent, TopicData
+from .errors import RequestError
+
+log = logging.getLogger('lightomni.consolidation')
+REMINDER_SAME_S = 5.0      # a reminder with the same text due this close to a stored one is that one
 
 _NUM = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6, 'seven': 7, 'eight': 8,
         'nine': 9, 'ten': 10, 'eleven': 11, 'twelve': 12, 'thirteen': 13, 'fourteen': 14, 'fifteen': 15,
@@ -139,4 +148,69 @@ def _task(text: str, start: int, spans: list[tuple[int, int]]) -> str:
     return re.sub(r'\s+', ' ', task).strip(' ,.;!?') or text.strip()
 
 
-__all__ = ['TimeIntent', 'parse_time_intent']
+class ReminderBook:
+    """Stored reminders: added once (however often they are heard), fired once when due."""
+
+    def __init__(self, memory: LongTermMemory) -> None:
+        self.memory = memory
+
+    def add(self, text: str, due: float, face_id: str = '', source_segment: int = 0, now: float | None = None) -> int:
+        """Store a reminder unless the same one is already stored; return its id.
+
+        The reflex node sends a reminder when it answers the request and the sleep-time Topic carries it again:
+        one due within ``REMINDER_SAME_S`` of a stored one with the same text or from the same segment is that one.
+        """
+        m = self.memory
+        text = (text or '').strip()
+        if not text or due <= 0:
+            raise RequestError('a reminder needs a text and a due time')
+        key = ' '.join(text.lower().split())
+        with m.lock:
+            for r in m.store.reminders(due_before=due + REMINDER_SAME_S):
+                same = ' '.join(r.text.lower().split()) == key or \
+                    bool(source_segment and r.source_segment == source_segment)
+                if abs(r.due - due) <= REMINDER_SAME_S and same:
+                    return r.id
+            return m.store.add_reminder(ReminderRow(due=due, text=text, face_id=face_id,
+                                                    created=m.clock() if now is None else now,
+                                                    source_segment=source_segment))
+
+    def add_from_topic(self, t: TopicData, now: float) -> None:
+        """The time intents a Topic carries (or its audio states), each stored once."""
+        intents = list(t.reminders)
+        if not intents and t.audio:
+            found = parse_time_intent(t.audio, t.end, self.memory.tz)
+            if found:
+                intents = [ReminderIntent(text=found.text, due=found.due)]
+        for r in intents:
+            due, text = float(r.due), r.text
+            if due <= 0:
+                found = parse_time_intent(text, t.end, self.memory.tz)
+                if not found:
+                    log.warning('segment %d: reminder %r has no due time and none could be parsed', t.segment_id,
+                                text)
+                    continue
+                due, text = found.due, found.text
+            face = r.face_id or (t.face_ids[0] if len(t.face_ids) == 1 else '')
+            self.add(text, due, face, t.segment_id, now)
+
+    def fire_due(self, now: float | None = None) -> list[ReminderRow]:
+        """Pending reminders due by ``now``, marked fired (each fires once) with their delay."""
+        m = self.memory
+        now = m.clock() if now is None else now
+        fired = []
+        with m.lock, m.store.transaction():
+            for r in m.store.reminders(REMINDER_PENDING, due_before=now):
+                r.delay = max(0.0, now - r.due)
+                if m.store.mark_reminder_fired(r.id, now, r.delay):
+                    r.status, r.fired_at = REMINDER_FIRED, now
+                    fired.append(r)
+        return fired
+
+    def stored(self, status: int | None = None) -> list[ReminderRow]:
+        """Stored reminders."""
+        with self.memory.lock:
+            return self.memory.store.reminders(status)
+
+
+__all__ = ['TimeIntent', 'parse_time_intent', 'ReminderBook', 'REMINDER_SAME_S']

@@ -1,6 +1,6 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Configuration of the long-term memory store, its vector indexes, the text embedder and S_g."""
+"""Configuration of the long-term memory store, its vector indexes and S_g (the text embedder: core/embedding.py)."""
 
 from __future__ import annotations
 
@@ -11,18 +11,10 @@ from ..config import ConfigError, param
 
 @dataclass
 class MemoryConfig:
-    """Long-term memory on disk: SQLite store, FAISS indexes, text embedder and the global state S_g."""
+    """Long-term memory on disk: SQLite store, FAISS indexes and the global state S_g."""
 
     memory_dir: str = param('~/.local/share/lightomni_ros/memory',
                             'Folder holding memory.db (SQLite, WAL) and the FAISS index files.')
-    embedding_backend: str = param('auto', 'Text embedder: "auto" (Qwen3-Embedding-0.6B from models_dir when present, '
-                                           'else all-MiniLM-L6-v2), "minilm" or "qwen3".',
-                                   choices=('auto', 'minilm', 'qwen3'))
-    embedding_device: str = param('cpu', 'Torch device of the text embedder ("cpu", "cuda", "cuda:0").')
-    embedding_batch: int = param(32, 'Texts per embedder forward pass.', min=1, max=1024)
-    embedding_threads: int = param(1, 'CPU threads of the embedder (torch intra-op; process-wide); one thread is '
-                                      'fastest for short texts on a shared CPU. 0 keeps the torch default.',
-                                   min=0, max=256)
     faiss_threads: int = param(1, 'OpenMP threads of FAISS (process-wide): 1 is fastest for single queries on a busy '
                                   'CPU (10x lower p99 measured on 2 shared cores); more speed up index rebuilds. '
                                   '0 keeps the FAISS default.', min=0, max=256)

@@ -8,7 +8,9 @@ The schema version is SQLite's ``user_version``; :data:`MIGRATIONS` upgrades an 
 is refused. Entry vectors are stored beside their rows (float32 BLOBs), so the FAISS indexes can always be rebuilt
 from SQLite alone. Nothing here is pickled: JSON text for lists and maps, raw bytes for images and vectors.
 
-The store is not thread-safe by itself; its owner (the consolidator) serialises access.
+The semantic and episodic tables are read and written by :class:`~lightomni_ros.core.memory.entries.EntryIndex`,
+which keeps their vector indexes in step; this module holds the file, its schema, S_g nodes, profiles, reminders and
+the pending queue. Not thread-safe by itself: the consolidation runtime serialises access.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import pathlib
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
 
@@ -290,145 +292,6 @@ class Store:
         self.set_meta(key, value)
         return value
 
-    # -- entries ---------------------------------------------------------------------------------------------------
-    def add_semantic(self, e: SemanticEntry, vector: np.ndarray | None) -> int:
-        """Insert a fact (with its vector); return its id."""
-        with self.transaction():
-            cur = self.db.execute(
-                'INSERT INTO semantic(start, end, content, norm, pinned, source_segment, mentions, vector) '
-                'VALUES(?,?,?,?,?,?,?,?)',
-                (e.start, e.end, e.content, normalize(e.content), int(e.pinned), e.source_segment, e.mentions,
-                 vec_to_blob(vector)))
-            e.id = int(cur.lastrowid)
-            self._set_faces('semantic_faces', e.id, e.face_ids)
-        return e.id
-
-    def add_episodic(self, e: EpisodicEntry, vector: np.ndarray | None) -> int:
-        """Insert an event (with its vector); return its id."""
-        with self.transaction():
-            cur = self.db.execute(
-                'INSERT INTO episodic(start, end, visual, audio, response, raw_refs, source_segment, vector) '
-                'VALUES(?,?,?,?,?,?,?,?)',
-                (e.start, e.end, e.visual, e.audio, e.response, json.dumps(list(e.raw_refs)), e.source_segment,
-                 vec_to_blob(vector)))
-            e.id = int(cur.lastrowid)
-            self._set_faces('episodic_faces', e.id, e.face_ids)
-        return e.id
-
-    def _set_faces(self, table: str, entry_id: int, face_ids: Iterable[str]) -> None:
-        self.db.executemany(f'INSERT OR IGNORE INTO {table}(entry_id, face_id) VALUES(?, ?)',
-                            [(entry_id, f) for f in dict.fromkeys(face_ids) if f])
-
-    def find_semantic_by_norm(self, norm: str) -> SemanticEntry | None:
-        """The oldest fact whose normalized content equals ``norm``."""
-        row = self.db.execute('SELECT * FROM semantic WHERE norm=? ORDER BY id LIMIT 1', (norm,)).fetchone()
-        return self._semantic(row) if row else None
-
-    def extend_semantic(self, entry_id: int, start: float, end: float, face_ids: Sequence[str] = ()) -> None:
-        """Widen a fact's span to include [start, end], count the mention, add faces."""
-        with self.transaction():
-            self.db.execute('UPDATE semantic SET start=min(start, ?), end=max(end, ?), mentions=mentions+1 '
-                            'WHERE id=?', (start, end, entry_id))
-            self._set_faces('semantic_faces', entry_id, face_ids)
-
-    def _faces_of(self, table: str, ids: Sequence[int]) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        for chunk in _chunks(ids, 500):
-            q = f'SELECT entry_id, face_id FROM {table} WHERE entry_id IN ({",".join("?" * len(chunk))})'
-            for eid, face in self.db.execute(q, chunk):
-                out.setdefault(eid, []).append(face)
-        return out
-
-    def _semantic(self, row: sqlite3.Row, faces: list[str] | None = None) -> SemanticEntry:
-        if faces is None:
-            faces = self._faces_of('semantic_faces', [row['id']]).get(row['id'], [])
-        return SemanticEntry(content=row['content'], start=row['start'], end=row['end'], pinned=bool(row['pinned']),
-                             source_segment=row['source_segment'], face_ids=sorted(faces), mentions=row['mentions'],
-                             id=row['id'])
-
-    def _episodic(self, row: sqlite3.Row, faces: list[str] | None = None) -> EpisodicEntry:
-        if faces is None:
-            faces = self._faces_of('episodic_faces', [row['id']]).get(row['id'], [])
-        return EpisodicEntry(start=row['start'], end=row['end'], visual=row['visual'], audio=row['audio'],
-                             response=row['response'], raw_refs=json.loads(row['raw_refs']),
-                             source_segment=row['source_segment'], face_ids=sorted(faces), id=row['id'])
-
-    def get_entries(self, kind: int, ids: Sequence[int]) -> dict[int, SemanticEntry | EpisodicEntry]:
-        """Entries of ``kind`` by id (missing ids are absent from the result)."""
-        table = KIND_NAMES[kind]
-        ids = [int(i) for i in ids]
-        faces = self._faces_of(f'{table}_faces', ids)
-        conv = self._semantic if kind == KIND_SEMANTIC else self._episodic
-        out: dict[int, Any] = {}
-        cols = '*' if kind == KIND_EPISODIC else 'id, start, end, content, pinned, source_segment, mentions'
-        for chunk in _chunks(ids, 500):
-            q = f'SELECT {cols} FROM {table} WHERE id IN ({",".join("?" * len(chunk))})'
-            for row in self.db.execute(q, chunk):
-                out[row['id']] = conv(row, faces.get(row['id'], []))
-        return out
-
-    def all_entries(self, kind: int) -> Iterator[SemanticEntry | EpisodicEntry]:
-        """Every entry of ``kind`` in id order."""
-        table = KIND_NAMES[kind]
-        conv = self._semantic if kind == KIND_SEMANTIC else self._episodic
-        for row in self.db.execute(f'SELECT * FROM {table} ORDER BY id').fetchall():
-            yield conv(row)
-
-    def recent_episodic_with_face(self, face_id: str, limit: int) -> list[EpisodicEntry]:
-        """The newest ``limit`` events involving ``face_id``, oldest first."""
-        rows = self.db.execute('SELECT e.* FROM episodic e JOIN episodic_faces f ON f.entry_id=e.id '
-                               'WHERE f.face_id=? ORDER BY e.id DESC LIMIT ?', (face_id, limit)).fetchall()
-        return [self._episodic(r) for r in reversed(rows)]
-
-    def entry_ids_mentioning(self, kind: int, face_id: str, words: Sequence[str] = ()) -> list[int]:
-        """Ids of entries that list ``face_id`` or whose text contains it or any of ``words`` (e.g. the name)."""
-        table = KIND_NAMES[kind]
-        ids = {r[0] for r in self.db.execute(f'SELECT entry_id FROM {table}_faces WHERE face_id=?', (face_id,))}
-        cols = ['content'] if kind == KIND_SEMANTIC else ['visual', 'audio', 'response', 'raw_refs']
-        for needle in [face_id, *[w for w in words if w]]:
-            cond = ' OR '.join(f'instr(lower({c}), ?) > 0' for c in cols)
-            ids |= {r[0] for r in self.db.execute(f'SELECT id FROM {table} WHERE {cond}', [needle.lower()] * len(cols))}
-        return sorted(ids)
-
-    def entry_ids_in_range(self, kind: int, start: float, end: float) -> list[int]:
-        """Ids of entries whose span overlaps [start, end]."""
-        table = KIND_NAMES[kind]
-        return [r[0] for r in self.db.execute(f'SELECT id FROM {table} WHERE start <= ? AND end >= ? ORDER BY id',
-                                              (end, start))]
-
-    def delete_entries(self, kind: int, ids: Sequence[int]) -> int:
-        """Delete entries (their face links cascade); return how many existed."""
-        table = KIND_NAMES[kind]
-        n = 0
-        with self.transaction():
-            for chunk in _chunks([int(i) for i in ids], 500):
-                n += self.db.execute(f'DELETE FROM {table} WHERE id IN ({",".join("?" * len(chunk))})',
-                                     chunk).rowcount
-        return n
-
-    def count(self, kind: int) -> int:
-        """Number of entries of ``kind``."""
-        return int(self.db.execute(f'SELECT count(*) FROM {KIND_NAMES[kind]}').fetchone()[0])
-
-    def vectors(self, kind: int, after_id: int = 0, batch: int = 20000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(ids, vectors) of stored entries with id > ``after_id``, in batches (for index rebuilds)."""
-        table = KIND_NAMES[kind]
-        last = after_id
-        while True:
-            rows = self.db.execute(f'SELECT id, vector FROM {table} WHERE id > ? AND vector IS NOT NULL '
-                                   f'ORDER BY id LIMIT ?', (last, batch)).fetchall()
-            if not rows:
-                return
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vecs = np.frombuffer(b''.join(r[1] for r in rows), dtype='<f4').reshape(len(rows), -1)
-            last = int(ids[-1])
-            yield ids, vecs
-
-    def max_id(self, kind: int) -> int:
-        """Largest entry id of ``kind`` ever used (AUTOINCREMENT never reuses one)."""
-        row = self.db.execute('SELECT seq FROM sqlite_sequence WHERE name=?', (KIND_NAMES[kind],)).fetchone()
-        return int(row[0]) if row else 0
-
     # -- S_g ---------------------------------------------------------------------------------------------------------
     def add_sg_node(self, level: int, start: float, end: float, first_segment: int, last_segment: int, text: str,
                     children: Sequence[int] = (), face_ids: Sequence[str] = (), episodic_id: int | None = None,
@@ -541,11 +404,12 @@ class Store:
         return total
 
 
-def _chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
+def chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
+    """Successive lists of at most ``n`` items (SQLite bounds the parameters of one statement)."""
     for i in range(0, len(seq), n):
         yield list(seq[i:i + n])
 
 
 __all__ = ['Store', 'StoreError', 'SemanticEntry', 'EpisodicEntry', 'ReminderRow', 'MIGRATIONS', 'SCHEMA_VERSION',
            'KIND_SEMANTIC', 'KIND_EPISODIC', 'KINDS', 'KIND_NAMES', 'REMINDER_PENDING', 'REMINDER_FIRED',
-           'REMINDER_CANCELLED', 'normalize', 'fmt_span', 'fmt_time', 'vec_to_blob', 'blob_to_vec']
+           'REMINDER_CANCELLED', 'normalize', 'fmt_span', 'fmt_time', 'vec_to_blob', 'blob_to_vec', 'chunks']

@@ -16,7 +16,7 @@ from typing import Iterable
 import numpy as np
 
 from ..config import param
-from ..memory.profiles import introduced_name
+from ..text import introduced_name
 from ..models import ModelNotFoundError, ModelResolver
 
 log = logging.getLogger('lightomni.perception')

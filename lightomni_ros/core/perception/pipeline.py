@@ -4,7 +4,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Union
 
 import numpy as np
 
@@ -30,8 +31,32 @@ class PerceptionConfig:
                                min=0.0)
 
 
+@dataclass(kw_only=True)
+class SpeechStarted:
+    """The VAD heard speech begin at sensor time ``t``."""
+
+    t: float
+
+
+@dataclass(kw_only=True)
+class SpeechEnded:
+    """A speech span ended: its sensor times and its 16 kHz audio."""
+
+    start: float
+    end: float
+    audio: np.ndarray = field(repr=False)
+
+
+@dataclass(kw_only=True)
+class SpeechDiscarded:
+    """The speech that started was too short to keep (noise)."""
+
+
+SpeechEvent = Union[SpeechStarted, SpeechEnded, SpeechDiscarded]
+
+
 class AudioPath:
-    """Stamped chunks in, speech events out: ``('start', t)``, ``('end', t0, t1, audio)``, ``('discard', None)``."""
+    """Stamped chunks in, :data:`SpeechEvent` records out."""
 
     def __init__(self, audio_cfg: AudioConfig, vad: StreamingVad) -> None:
         self.stream = AudioStream(audio_cfg)
@@ -39,28 +64,32 @@ class AudioPath:
         self.vad = vad
 
     def push(self, stamp: float, data: bytes, sample_format: str, channels: int, sample_rate: int,
-             coding_format: str = 'wave') -> list[tuple]:
+             coding_format: str = 'wave') -> list[SpeechEvent]:
         """Process one chunk (raises AudioFormatError for bad input, nothing consumed)."""
         samples = self.stream.push(stamp, data, sample_format, channels, sample_rate, coding_format)
         return self._feed(samples)
 
-    def _feed(self, samples: np.ndarray) -> list[tuple]:
+    def _feed(self, samples: np.ndarray) -> list[SpeechEvent]:
         self.buffer.append(samples)
         out = []
         for kind, val in self.vad.feed(samples):
             out.append(self._event(kind, val))
         return out
 
-    def _event(self, kind: str, val: object) -> tuple:
+    def _event(self, kind: str, val: object) -> SpeechEvent:
         if kind == 'start':
-            return ('start', self.stream.time_of(int(val)))
+            return SpeechStarted(t=self.stream.time_of(int(val)))
         if kind == 'end':
             span: SpeechSpan = val
-            audio = self.buffer.slice(span.start, span.end)
-            return ('end', self.stream.time_of(span.start), self.stream.time_of(span.end), audio)
-        return ('discard', None)
+            return SpeechEnded(start=self.stream.time_of(span.start), end=self.stream.time_of(span.end),
+                               audio=self.buffer.slice(span.start, span.end))
+        return SpeechDiscarded()
 
-    def flush(self) -> list[tuple]:
+    def segment_audio(self, start: float, end: float) -> np.ndarray:
+        """The audio of [start, end] (sensor times) still in the buffer."""
+        return self.buffer.slice(self.stream.index_of(start), self.stream.index_of(end))
+
+    def flush(self) -> list[SpeechEvent]:
         """End of input: close open speech."""
         return [self._event(k, v) for k, v in self.vad.flush()]
 

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from ..models import ModelResolver
+from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 from . import generation as gen
 from .adapters import AdapterSet, find_trained
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
@@ -27,13 +28,15 @@ from .cache import FeatureCache, PrefixCache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .grounding import extractive_answer, is_quote_question, reply_problem, said_by
-from .latent import LatentHeads, fused_query
+from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window
 from .pruning import PruneResult, prune
-from .retrieval import MemoryClient, NoMemory, TextEmbedder
+from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
+from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
                     topic_from_reply)
-from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, TopicOut
+from ..topic import TopicData
+from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
 _QUESTION = ('?', 'what', 'who', 'where', 'when', 'why', 'how', 'do you', 'can you', 'could you', 'tell me',
@@ -52,12 +55,26 @@ class EngineConfigs:
     export: ExportConfig = field(default_factory=ExportConfig)
     models_dir: str = ''
     response: ResponseConfig = field(default_factory=ResponseConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
 
 
 def addresses_robot(text: str) -> bool:
     """Whether an utterance is a question or request to the robot (rule used with the untrained heads)."""
     t = text.lower().strip()
     return bool(t) and any(q in t for q in _QUESTION)
+
+
+def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
+    """Refuse heads whose projection was trained against another text embedder (it would project into noise)."""
+    trained_with, dim = heads_embedder(path)
+    mine = embedder_id(embedder)
+    if (trained_with and trained_with != mine) or (dim and dim != embedder.dim):
+        raise EmbedderMismatch(
+            f'reflex heads {path} were trained with the text embedder {trained_with or f"(unrecorded)/{dim}"} but '
+            f'this runtime embeds with {mine}; set embedding.backend to match, or train heads for {mine} '
+            f'(lightomni train)')
+    if not trained_with:
+        log.warning('reflex heads %s do not record their text embedder; assuming %s (same dimension)', path, mine)
 
 
 class ReflexEngine:
@@ -72,12 +89,13 @@ class ReflexEngine:
         if self.backbone.kind == 'omni':
             self.backbone.set_frame_size(cfgs.pruning.frame_size)
         self.adapters = AdapterSet(self.backbone, cfgs.adapters, resolver.models_dir)
-        self.embedder = embedder or TextEmbedder(resolver)
+        self.embedder = embedder or text_embedder(cfgs.embedding, cfgs.models_dir, set_threads=False)
         lat = cfgs.latent
         self.heads = LatentHeads(self.backbone.hidden_size, self.embedder.dim, lat.soft_prompts,
                                  lat.projection_hidden, lat.seed).to(self.backbone.device).eval()
         heads_path = find_trained(lat.heads_file, resolver.models_dir)
         if heads_path is not None:
+            check_heads_embedder(heads_path, self.embedder)
             self.heads.load(heads_path)
         self.memory = memory or NoMemory()
         self.features = FeatureCache(cfgs.cache.feature_entries, cfgs.cache.features)
@@ -241,7 +259,7 @@ class ReflexEngine:
 
     @torch.no_grad()
     def memory_pass(self, seg: SegmentInput, response: str, stop: Callable[[], bool] | None = None,
-                    max_new_tokens: int | None = None) -> TopicOut | None:
+                    max_new_tokens: int | None = None) -> TopicData | None:
         """Sleep-time memory adapter pass -> Topic (None when pre-empted; the caller re-queues)."""
         with self.adapters.use('memory') as active:
             said = f'The assistant answered: "{response}"\n' if response else ''
@@ -261,39 +279,40 @@ class ReflexEngine:
         return topic_from_reply(seg, response, reply)
 
     @torch.no_grad()
-    def summarize(self, mode: str, texts: list[str], face_id: str = '', profile: dict[str, str] | None = None,
-                  max_tokens: int = 120, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        """S_g merge ('merge') or profile update ('profile') with the memory adapter; extractive fallback."""
-        body = '\n'.join(f'- {t}' for t in texts)
-        if mode == 'merge':
+    def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,
+                  stop: Callable[[], bool] | None = None) -> SummaryResult:
+        """S_g merge or profile update with the memory adapter; extractive fallback with the reason."""
+        req.check()
+        body = '\n'.join(f'- {t}' for t in req.texts)
+        if req.mode == MERGE:
             ask = f'Summarize these events in one short paragraph:\n{body}'
         else:
-            known = ', '.join(f'{k}: {v}' for k, v in (profile or {}).items()) or 'nothing yet'
-            ask = (f'Known about {face_id}: {known}.\nRecent events:\n{body}\nDescribe {face_id} in one short '
+            known = ', '.join(f'{k}: {v}' for k, v in req.known.items()) or 'nothing yet'
+            ask = (f'Known about {req.face_id}: {known}.\nRecent events:\n{body}\nDescribe {req.face_id} in one short '
                    f'paragraph (name, occupation, preferences, relationships).')
         with self.adapters.use('memory') as active:
             parts = [self.backbone.text_part(f'<|im_start|>user\n{ask}<|im_end|>\n{gen.ASSISTANT}')]
             hidden, cache, plen, end = self.prefill('summary', 'You summarize memories faithfully.', parts, active)
             try:
-                ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end, max_tokens, stop)
+                ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
+                                                     req.max_tokens or default_max_tokens, stop)
             finally:
                 crop_to(cache, plen)
         text = gen.clean_response(self.backbone.tokenizer.decode(ids))
-        out: dict[str, Any] = {'summary': text, 'producer': 'memory-adapter', 'attributes': {},
-                               'name': find_name(texts) if mode == 'profile' else ''}
-        problem = ''
+        out = SummaryResult(summary=text, producer='memory-adapter',
+                            name=find_name(req.texts) if req.mode == PROFILE else '')
         if interrupted:
-            problem = 'pre-empted'
+            out.problem = 'pre-empted'
         elif self.backbone.test_model:
-            problem = 'TEST model'
+            out.problem = 'TEST model'
         elif len(text.split()) < 3:
-            problem = 'model summary too short'
-        if problem:
-            out.update(summary=extractive_summary(texts), producer='extractive', problem=problem)
-        if mode == 'profile':
+            out.problem = 'model summary too short'
+        if out.problem:
+            out.summary, out.producer = extractive_summary(req.texts), 'extractive'
+        if req.mode == PROFILE:
             obj = parse_json_object(text) or {}
-            out['attributes'] = {k: str(v) for k, v in obj.items() if isinstance(v, (str, int, float))}
-            out['attributes'].setdefault('persona', out['summary'])
+            out.attributes = {k: str(v) for k, v in obj.items() if isinstance(v, (str, int, float))}
+            out.attributes.setdefault('persona', out.summary)
         return out
 
     # -- the whole decision for one segment --------------------------------------------------------------------
@@ -330,8 +349,11 @@ class ReflexEngine:
             memories: list[MemoryItem] = []
             if search or seg.face_ids:
                 t0 = time.perf_counter()
-                got = self.memory.query(out.query if search else np.zeros(0, np.float32), seg.utterance,
-                                        k_semantic if search else 0, k_episodic if search else 0, seg.face_ids)
+                got = self.memory.query(MemoryQuery(
+                    # profiles only when not searching: k=0 means "the default k" to the service
+                    vector=out.query if search else np.zeros(0, np.float32), text=seg.utterance if search else '',
+                    k_semantic=k_semantic if search else 0, k_episodic=k_episodic if search else 0,
+                    face_ids=list(seg.face_ids), embedder=embedder_id(self.embedder) if search else ''))
                 lat['retrieval'] = (time.perf_counter() - t0) * 1000
                 if got.error:
                     notes.append(f'retrieval: {got.error}')
@@ -367,8 +389,10 @@ class ReflexEngine:
                 notes.append('TEST backbone')
         self.remember_recent(seg)
         reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '')
-        return Decision(seg.segment_id, out.p_speech, out.p_search, speak, search, response,
-                        [m.ref for m in memories], lat, out.backend, out.query, notes, source, reminders)
+        return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
+                        search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
+                        backend=out.backend, query=out.query, notes=notes, response_source=source,
+                        reminders=reminders)
 
     def people_reply(self, seg: SegmentInput) -> str:
         """The answer to a "who did I talk to ..." question from the profiles ('' when it is none, or no memory)."""

@@ -157,7 +157,7 @@ def _time(fn, repeats: int = 3) -> float:
 
 def choose(engine, cfg: ExportConfig, sample: SegmentInput | None = None) -> Choice:
     """Measure the configured/available paths on a sample segment and keep the fastest (``auto``)."""
-    sample = sample or SegmentInput(0, 0.0, 5.0, transcript='What did I tell you this morning?',
+    sample = sample or SegmentInput(segment_id=0, start=0.0, end=5.0, transcript='What did I tell you this morning?',
                                     face_ids=['<face_1>'], visual_tags=['kitchen'])
     torch_name = engine.backend
     timings: dict[str, float] = {}

@@ -17,8 +17,9 @@ import re
 import threading
 from typing import Any
 
-from ..memory.profiles import introduced_name
-from .types import SegmentInput, TopicOut
+from ..text import introduced_name
+from ..topic import ReminderIntent, TopicData
+from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
 
@@ -71,7 +72,7 @@ def _amount(n: str) -> int | None:
     return int(n) if n.isdigit() else _NUM_WORDS.get(n.lower())
 
 
-def find_reminders(text: str, now: float, face_id: str = '') -> list[dict[str, Any]]:
+def find_reminders(text: str, now: float, face_id: str = '') -> list[ReminderIntent]:
     """Time intents such as "remind me to take the pills in three minutes"."""
     out = []
     for rx in (_REMIND, _REMIND_REV):
@@ -80,7 +81,7 @@ def find_reminders(text: str, now: float, face_id: str = '') -> list[dict[str, A
             if n is None:
                 continue
             unit = _UNITS[m.group('unit').lower()]
-            out.append({'due': now + n * unit, 'text': m.group('text').strip(' ,.'), 'face_id': face_id})
+            out.append(ReminderIntent(due=now + n * unit, text=m.group('text').strip(' ,.'), face_id=face_id))
     return out
 
 
@@ -89,20 +90,21 @@ def find_remembered(text: str) -> list[str]:
     return [m.group('fact').strip(' ,.') for m in _REMEMBER.finditer(text) if m.group('fact').strip()]
 
 
-def fallback_topic(seg: SegmentInput, response: str, problem: str) -> TopicOut:
+def fallback_topic(seg: SegmentInput, response: str, problem: str) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
     # the face in view while speech was heard is the speaker: "a person talking" is what was seen
     faces = [f'{f} talking' if f == seg.speaker and seg.transcript.strip() else f for f in seg.face_ids]
     visual = ', '.join(faces + seg.visual_tags) or '(nobody in view)'
     semantic = [f'{seg.speaker} {"typed" if seg.typed_text.strip() else "said"}: {said}'] if said else []
-    return TopicOut(seg.segment_id, seg.start, seg.end, list(seg.face_ids), semantic, find_remembered(said),
-                    visual, said, response, [seg.audio_uri] if seg.audio_uri else [],
-                    find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else ''),
-                    'fallback-parser', problem)
+    return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
+                     semantic=semantic, remembered=find_remembered(said), visual=visual, audio=said,
+                     response=response, raw_refs=[seg.audio_uri] if seg.audio_uri else [],
+                     reminders=find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else ''),
+                     producer='fallback-parser', problem=problem)
 
 
-def topic_from_reply(seg: SegmentInput, response: str, reply: str) -> TopicOut:
+def topic_from_reply(seg: SegmentInput, response: str, reply: str) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason."""
     obj = parse_json_object(reply)
     if obj is None:
@@ -117,11 +119,12 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str) -> TopicOut:
     reminders = []
     for r in obj.get('reminders') or []:
         if isinstance(r, dict) and isinstance(r.get('in_seconds'), (int, float)) and r.get('text'):
-            reminders.append({'due': seg.end + float(r['in_seconds']), 'text': str(r['text']),
-                              'face_id': seg.face_ids[0] if seg.face_ids else ''})
+            reminders.append(ReminderIntent(due=seg.end + float(r['in_seconds']), text=str(r['text']),
+                                            face_id=seg.face_ids[0] if seg.face_ids else ''))
     reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '')
-    return TopicOut(seg.segment_id, seg.start, seg.end, list(seg.face_ids), semantic, remembered, visual,
-                    audio or said, response, [seg.audio_uri] if seg.audio_uri else [], reminders, 'memory-adapter')
+    return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
+                     semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
+                     raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter')
 
 
 def extractive_summary(texts: list[str], max_chars: int = 600) -> str:

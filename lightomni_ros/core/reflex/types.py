@@ -1,20 +1,20 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Plain data types of the reflex subsystem (no ROS): the segment I^t, retrieved memories, decisions, topics."""
+"""Plain data types of the reflex subsystem (no ROS): the segment I^t as the model reads it, memories, decisions."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
+
+from ..topic import ReminderIntent
 
 #: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,
 #: which is also how people ask about it ("what did the man on the radio say?").
 UNSEEN_SPEAKER = 'an unseen speaker (radio, TV, phone or out of sight)'
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SegmentInput:
     """The input segment I^t as the reflex core sees it (the ROS Segment without transport details)."""
 
@@ -95,7 +95,7 @@ class ReflexOutput:
     text_embedding: np.ndarray | None = None   # e(transcript), reused by retrieval of recent interactions
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Decision:
     """Everything the node publishes as an Action for one segment."""
 
@@ -111,24 +111,5 @@ class Decision:
     query: np.ndarray
     notes: list[str] = field(default_factory=list)
     response_source: str = ''      # "generated", "extractive" or "template" (msg/Action.msg)
-    #: time intents of the utterance ({"due", "text", "face_id"}), stored when answered, not after the memory pass
-    reminders: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class TopicOut:
-    """Topic^t = {M_s^t, M_e^t} produced by the sleep-time memory pass (mirrors msg/Topic.msg)."""
-
-    segment_id: int
-    start: float
-    end: float
-    face_ids: list[str]
-    semantic: list[str]
-    remembered: list[str]
-    visual: str
-    audio: str
-    response: str
-    raw_refs: list[str]
-    reminders: list[dict[str, Any]]   # {"due": epoch seconds, "text": ..., "face_id": ...}
-    producer: str                      # "memory-adapter" or "fallback-parser"
-    problem: str = ''                  # why the fallback was used (empty when the model output parsed)
+    #: time intents of the utterance, stored when answered, not after the memory pass
+    reminders: list[ReminderIntent] = field(default_factory=list)

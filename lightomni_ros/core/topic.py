@@ -1,6 +1,10 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Topic^t = {M_s^t, M_e^t} as a plain dataclass (the core's mirror of ``lightomni_ros/Topic``), JSON round trip."""
+"""Topic^t = {M_s^t, M_e^t}: what one interaction contributes to long-term memory (mirrors ``lightomni_ros/Topic``).
+
+The sleep-time memory pass (reflex) writes it, the Topic message carries it, consolidation stores it; the same record
+all the way, with a JSON round trip for the durable queue.
+"""
 
 from __future__ import annotations
 
@@ -8,16 +12,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-@dataclass
+@dataclass(kw_only=True)
 class ReminderIntent:
-    """A time intent carried by a Topic: ``due`` is epoch seconds (0 = parse ``text`` for the time)."""
+    """A time intent ("remind me to ... in three minutes"): ``due`` is epoch seconds (0 = parse ``text`` for it)."""
 
     text: str
     due: float = 0.0
     face_id: str = ''
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TopicData:
     """What one interaction contributes to long-term memory."""
 
@@ -32,7 +36,8 @@ class TopicData:
     response: str = ''
     raw_refs: list[str] = field(default_factory=list)
     reminders: list[ReminderIntent] = field(default_factory=list)
-    producer: str = ''
+    producer: str = ''                 # "memory-adapter" or "fallback-parser"
+    problem: str = ''                  # why the fallback parser wrote it ('' when the model output parsed)
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""

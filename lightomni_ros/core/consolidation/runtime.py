@@ -1,0 +1,287 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""The consolidation subsystem as one runtime object: what the consolidation node and the offline facade both drive.
+
+It opens long-term memory from one :class:`ConsolidationConfigs` bundle (the consolidation node's parameters) with the
+process's text embedder, and offers one method per topic and service the node serves: Topics and reminders in,
+QueryMemory, Remember, Forget, Export/Import, the global state, profiles and face identities. The pieces behind it
+each own one concern: :class:`Consolidator` (queue -> consolidate -> merges -> profiles), :class:`ReminderBook`,
+:class:`Forgetting`, :class:`Archive`, all on one :class:`LongTermMemory`. Thread-safe.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import pathlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..config import check_bundle, section
+from ..embedding import EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
+from ..memory import profiles as prof
+from ..memory.config import MemoryConfig
+from ..memory.entries import EntryIndex
+from ..memory.global_state import MergeTree
+from ..memory.longterm import GlobalStateView, LongTermMemory
+from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, ReminderRow, SemanticEntry, Store
+from ..models import ModelsConfig
+from ..timing import StageTimer
+from ..topic import TopicData
+from .archive import Archive
+from .config import ConsolidationConfig
+from .consolidator import ConsolidationStats, Consolidator
+from .errors import RequestError
+from .forgetting import ForgetResult, Forgetting
+from .reminders import ReminderBook
+from .summarizer import Summarizer
+
+
+@dataclass
+class ConsolidationConfigs:
+    """Every section the consolidation node reads (its ROS parameters, by prefix)."""
+
+    memory: MemoryConfig = section(MemoryConfig, 'memory.')
+    consolidation: ConsolidationConfig = section(ConsolidationConfig, 'consolidation.')
+    models: ModelsConfig = section(ModelsConfig, 'models.')
+    embedding: EmbeddingConfig = section(EmbeddingConfig, 'embedding.')
+
+
+@dataclass(kw_only=True)
+class QueryResult:
+    """What QueryMemory returns: entries with their scores, and profiles."""
+
+    semantic: list[tuple[SemanticEntry, float]] = field(default_factory=list)
+    episodic: list[tuple[EpisodicEntry, float]] = field(default_factory=list)
+    profiles: list[prof.Profile] = field(default_factory=list)
+    latency_ms: float = 0.0
+
+
+class ConsolidationRuntime:
+    """Long-term memory with the consolidation node's settings: the single writer of M_p, M_s, M_e, S_g, reminders."""
+
+    def __init__(self, cfg: ConsolidationConfigs | None = None, *, embedder: TextEmbedder | None = None,
+                 summarizer: Summarizer | None = None, clock: Callable[[], float] = time.time) -> None:
+        self.cfg = cfg or ConsolidationConfigs()
+        check_bundle(self.cfg)
+        embedder = embedder or text_embedder(self.cfg.embedding, self.cfg.models.models_dir)
+        self.memory = LongTermMemory(self.cfg.memory, embedder, tz=self.cfg.consolidation.tzinfo(), clock=clock)
+        self.reminder_book = ReminderBook(self.memory)
+        self.consolidator = Consolidator(self.memory, self.reminder_book, self.cfg.consolidation.similarity_threshold,
+                                         summarizer)
+        self.forgetting = Forgetting(self.memory)
+        self.archive = Archive(self.memory)
+        self.timer: StageTimer = self.consolidator.timer
+
+    # -- what the owner wires ------------------------------------------------------------------------------------
+    @property
+    def summarizer(self) -> Summarizer:
+        """Who writes S_g merges and profile updates."""
+        return self.consolidator.summarizer
+
+    @summarizer.setter
+    def summarizer(self, s: Summarizer) -> None:
+        self.consolidator.summarizer = s
+
+    @property
+    def on_state_change(self) -> Callable[[], None] | None:
+        """Called after S_g or the gallery changed."""
+        return self.memory.on_state_change
+
+    @on_state_change.setter
+    def on_state_change(self, fn: Callable[[], None] | None) -> None:
+        self.memory.on_state_change = fn
+
+    @property
+    def stats(self) -> ConsolidationStats:
+        """Consolidation counters."""
+        return self.consolidator.stats
+
+    @property
+    def dir(self) -> pathlib.Path:
+        """The memory folder."""
+        return self.memory.dir
+
+    @property
+    def store(self) -> Store:
+        """The SQLite store (inspection, benchmarks)."""
+        return self.memory.store
+
+    @property
+    def entries(self) -> EntryIndex:
+        """Semantic and episodic entries with their vectors (inspection, benchmarks)."""
+        return self.memory.entries
+
+    @property
+    def tree(self) -> MergeTree:
+        """S_g's merge tree (inspection, benchmarks)."""
+        return self.memory.tree
+
+    @property
+    def tz(self) -> _dt.tzinfo | None:
+        """The time zone times are rendered and parsed in."""
+        return self.memory.tz
+
+    @property
+    def embedder_id(self) -> str:
+        """``name/dim`` of the embedder the stored vectors come from."""
+        return embedder_id(self.memory.embedder)
+
+    # -- Topics --------------------------------------------------------------------------------------------------
+    def enqueue(self, topic: TopicData) -> int:
+        """Queue a Topic durably (the acknowledgement); return its queue id."""
+        return self.consolidator.enqueue(topic)
+
+    def pending_count(self) -> int:
+        """Topics queued and not yet consolidated."""
+        return self.consolidator.pending_count()
+
+    def process_next(self) -> bool:
+        """Consolidate the oldest queued Topic (then due merges and profile updates); False when idle."""
+        return self.consolidator.process_next()
+
+    def process_all(self) -> int:
+        """Consolidate every queued Topic; return how many."""
+        return self.consolidator.process_all()
+
+    # -- QueryMemory and Remember ----------------------------------------------------------------------------------
+    def query(self, vector: Sequence[float] | None = None, text: str = '', k_semantic: int = 0, k_episodic: int = 0,
+              face_ids: Sequence[str] = (), embedder: str = '') -> QueryResult:
+        """Top semantic/episodic entries for a fused query vector (or the embedded text) plus profiles of faces.
+
+        ``embedder`` names the embedder that made ``vector``; a vector from another embedder is refused (its
+        dimension may even match while its space does not).
+        """
+        t0 = time.perf_counter()
+        m = self.memory
+        ks = k_semantic or self.cfg.consolidation.k_semantic
+        ke = k_episodic or self.cfg.consolidation.k_episodic
+        if ks > 1000 or ke > 1000:
+            raise RequestError('k_semantic/k_episodic must be at most 1000')
+        mine = embedder_id(m.embedder)
+        if vector is not None and len(vector):
+            if embedder and embedder != mine:
+                raise RequestError(f'query_vector comes from the text embedder {embedder} but memory is indexed with '
+                                   f'{mine}: set the same embedding.backend on both nodes')
+            q = np.asarray(vector, np.float32)
+            if q.ndim != 1 or len(q) != m.embedder.dim:
+                raise RequestError(f'query_vector has {len(q)} values; the text-embedding dimension is '
+                                   f'{m.embedder.dim}')
+            if not np.all(np.isfinite(q)) or not np.any(q):
+                raise RequestError('query_vector must be finite and non-zero')
+        elif text.strip():
+            with self.timer.stage('embed'):
+                q = m.embedder.embed([text], query=True)[0]
+        elif not face_ids:
+            raise RequestError('give a query_vector, a query_text or face_ids')
+        else:
+            q = None
+        out = QueryResult()
+        with m.lock:
+            if q is not None:
+                out.semantic = m.entries.search(KIND_SEMANTIC, q, ks)
+                out.episodic = m.entries.search(KIND_EPISODIC, q, ke)
+            # the people in view, and those the returned entries mention (so answers can name them)
+            mentioned = [f for e, _ in out.semantic + out.episodic for f in e.face_ids]
+            faces = list(dict.fromkeys(list(face_ids) + mentioned))
+            if faces:
+                out.profiles = prof.list_all(m.store, faces)
+        out.latency_ms = (time.perf_counter() - t0) * 1000.0
+        self.timer.add('query', out.latency_ms)
+        return out
+
+    def remember(self, content: str, face_ids: Sequence[str] = (), start: float = 0.0, end: float = 0.0) -> int:
+        """Store a pinned fact ("Remember that ..."); return its id."""
+        content = (content or '').strip()
+        if not content:
+            raise RequestError('content is empty')
+        bad = [f for f in face_ids if not prof.valid_face_id(f)]
+        if bad:
+            raise RequestError(f'face ids must look like <face_N>: {bad}')
+        m = self.memory
+        start = start or m.clock()
+        end = end or start
+        if end < start:
+            raise RequestError('end is before start')
+        with m.lock:
+            (eid,) = m.entries.add(KIND_SEMANTIC, [SemanticEntry(content, start, end, True, 0, list(face_ids))])
+        return eid
+
+    # -- Forget, Export, Import ------------------------------------------------------------------------------------
+    def forget_face(self, face_id: str) -> ForgetResult:
+        """Forget a person everywhere."""
+        return self.forgetting.face(face_id)
+
+    def forget_entries(self, entry_ids: Sequence[str]) -> ForgetResult:
+        """Forget entries by id."""
+        return self.forgetting.entries(entry_ids)
+
+    def forget_range(self, start: float, end: float) -> ForgetResult:
+        """Forget a time range."""
+        return self.forgetting.time_range(start, end)
+
+    def export_jsonl(self, path: str) -> int:
+        """Write a JSON-lines backup; return the record count."""
+        return self.archive.export_jsonl(path)
+
+    def import_jsonl(self, path: str, replace: bool = False) -> int:
+        """Read a JSON-lines backup; return the record count."""
+        return self.archive.import_jsonl(path, replace)
+
+    # -- reminders -----------------------------------------------------------------------------------------------
+    def add_reminder(self, text: str, due: float, face_id: str = '', source_segment: int = 0) -> int:
+        """Store a reminder (once); return its id."""
+        return self.reminder_book.add(text, due, face_id, source_segment)
+
+    def fire_due(self, now: float | None = None) -> list[ReminderRow]:
+        """Reminders due by ``now``, each fired once."""
+        return self.reminder_book.fire_due(now)
+
+    def reminders(self, status: int | None = None) -> list[ReminderRow]:
+        """Stored reminders."""
+        return self.reminder_book.stored(status)
+
+    # -- state and identities ------------------------------------------------------------------------------------
+    def global_state(self, max_tokens: int = 0) -> GlobalStateView:
+        """S_g with its script under ``max_tokens`` (0 = configured budget)."""
+        return self.memory.global_state(max_tokens)
+
+    def profiles(self, face_ids: Sequence[str] = ()) -> list[prof.Profile]:
+        """Stored profiles (all when empty)."""
+        return self.memory.profiles(face_ids)
+
+    def gallery_version(self) -> int:
+        """Incremented on every change of the stored face identities."""
+        return self.memory.gallery_version()
+
+    def apply_identity(self, face_id: str, embedding: Sequence[float] | None, backend: str, observations: int,
+                       avatar: bytes = b'', avatar_format: str = '') -> prof.Profile:
+        """New identity / embedding update reported by perception."""
+        if not prof.valid_face_id(face_id):
+            raise RequestError(f'face id must look like <face_N>: {face_id!r}')
+        emb = np.asarray(embedding, np.float32) if embedding is not None and len(embedding) else None
+        if emb is not None and not np.all(np.isfinite(emb)):
+            raise RequestError('face embedding is not finite')
+        m = self.memory
+        with m.lock, m.store.transaction():
+            m.store.bump('gallery.version')
+            return prof.apply_identity(m.store, face_id, emb, backend, observations, avatar, avatar_format,
+                                       m.clock())
+
+    # -- upkeep --------------------------------------------------------------------------------------------------
+    def flush(self) -> None:
+        """Write the index files."""
+        self.memory.flush()
+
+    def close(self) -> None:
+        """Flush and close the store."""
+        self.memory.close()
+
+    def disk_bytes(self) -> int:
+        """Bytes on disk."""
+        return self.memory.disk_bytes()
+
+
+__all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError']
