@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import sqlite3
 import zoneinfo
@@ -13,7 +12,6 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lightomni_ros.core.consolidation.reminders import parse_time_intent
 from lightomni_ros.core.consolidation.summarizer import EXTRACTIVE, ExtractiveSummarizer
 from lightomni_ros.core.memory import vectors
 from lightomni_ros.core.memory.global_state import MergeTree, SgNode, approx_tokens, check_invariants
@@ -177,32 +175,3 @@ def test_extractive_summary_is_bounded_deterministic_and_labelled():
                                                       'heard "I work as a nurse."'], Profile('<face_2>'), 40)
     assert upd.name == 'Bob' and 'jazz' in upd.attributes['preferences']
     assert upd.attributes['occupation'] == 'nurse' and upd.producer == EXTRACTIVE
-
-
-# -- time intents ----------------------------------------------------------------------------------------------------
-NOW = dt.datetime(2026, 3, 2, 14, 0, tzinfo=UTC).timestamp()
-
-
-@pytest.mark.parametrize('text,due,task', [
-    ('Remind me to take the medicine in three minutes', (2, 14, 3), 'take the medicine'),
-    ('remind me to call mom at 5 pm', (2, 17, 0), 'call mom'),
-    ('Please remind me to water the plants tomorrow morning', (3, 9, 0), 'water the plants'),
-    ('remind me in 2 hours to stop the oven', (2, 16, 0), 'stop the oven'),
-    ('remind me to eat at noon', (3, 12, 0), 'eat'),
-    ('remind me to jog tomorrow at 7 am', (3, 7, 0), 'jog'),
-    ('remind me about the meeting in half an hour', (2, 14, 30), 'the meeting'),
-    ('remind me to leave in twenty-five minutes', (2, 14, 25), 'leave'),
-    ('in ten minutes remind me to check the tea', (2, 14, 10), 'check the tea'),
-    ('remind me to call Ann at 9 tonight', (2, 21, 0), 'call Ann'),
-])
-def test_time_intents(text, due, task):
-    intent = parse_time_intent(text, NOW, UTC)
-    assert intent is not None
-    got = dt.datetime.fromtimestamp(intent.due, UTC)
-    assert (got.day, got.hour, got.minute) == due
-    assert intent.text == task
-
-
-def test_no_time_intent():
-    assert parse_time_intent('what time is it?', NOW, UTC) is None
-    assert parse_time_intent('remind me to do it', NOW, UTC) is None

@@ -31,7 +31,8 @@ def test_introduced_name() -> None:
 def test_people_window() -> None:
     assert people_window('Where are my keys?', NOW, UTC) is None
     assert people_window('Who is Barack?', NOW, UTC) is None
-    assert people_window('Who did I talk to this morning?', NOW, UTC) == (at(0), at(12), 'this morning')
+    # the window is read by core.timeparse: the morning runs from 5 to 12
+    assert people_window('Who did I talk to this morning?', NOW, UTC) == (at(5), at(12), 'this morning')
     assert people_window('who visited me this afternoon', NOW, UTC) == (at(12), NOW, 'this afternoon')
     assert people_window('Who was here yesterday?', NOW, UTC) == (at(0, 4), at(0), 'yesterday')
     assert people_window('Who have you seen in the last hour?', NOW, UTC) == (NOW - 3600, NOW, 'in the last hour')

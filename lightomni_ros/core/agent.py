@@ -39,7 +39,7 @@ from .reflex.engine import ReflexEngine
 from .reflex.people import PersonSeen
 from .reflex.retrieval import MemoryQuery, entry_item, profile_item
 from .reflex.runtime import ReflexConfigs, ReflexRuntime
-from .reflex.types import Decision, Retrieved, SegmentInput
+from .reflex.types import Decision, Retrieved, SegmentInput, StateNode
 from .segment import TYPED_TEXT, FaceSeen, SegmentData
 from .topic import TopicData
 
@@ -102,7 +102,8 @@ class RuntimeMemory:
         """Top entries and profiles; a malformed request gives an empty result with the reason, like the service."""
         try:
             r = self.memory.query(list(np.asarray(q.vector, np.float32).ravel()) or None, q.text, q.k_semantic,
-                                  q.k_episodic, list(q.face_ids), q.embedder)
+                                  q.k_episodic, list(q.face_ids), q.embedder, window=(q.window_start, q.window_end),
+                                  chronological=q.chronological)
         except RequestError as e:
             return Retrieved(error=f'query_memory failed: {e}')
         tz = self.memory.memory.tz
@@ -169,7 +170,8 @@ class LightOmni:
     # -- state ------------------------------------------------------------------------------------------------------
     def _state_changed(self) -> None:
         v = self.memory.global_state()
-        self.reflex.set_global_state(v.version, v.script)
+        self.reflex.set_global_state(v.version, v.script, timezone=v.timezone, nodes=[
+            StateNode(level=n.level, start=n.start, end=n.end, text=n.text) for n in v.nodes])
 
     def advance(self, now: float, segments: bool = True) -> AgentEvents:
         """Move the sensor clock to ``now``: deliver sleep-time Topics and due reminders, close timed-out segments.

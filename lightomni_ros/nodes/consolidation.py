@@ -254,7 +254,7 @@ class ConsolidationNode(LifecycleNode):
     def _state_msg(self, max_tokens: int = 0) -> GlobalState:
         v = self.rt.global_state(max_tokens)
         msg = GlobalState(version=v.version, k=v.k, script=v.script, script_tokens=v.script_tokens,
-                          over_budget=v.over_budget)
+                          over_budget=v.over_budget, timezone=v.timezone)
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.nodes = [GlobalStateNode(id=n.id, level=n.level, start=to_time(n.start), end=to_time(n.end),
                                      first_segment=max(0, n.first_segment), last_segment=max(0, n.last_segment),
@@ -295,7 +295,8 @@ class ConsolidationNode(LifecycleNode):
 
     def _query(self, req: QueryMemory.Request, resp: QueryMemory.Response) -> None:
         r = self.rt.query(list(req.query_vector) or None, req.query_text, req.k_semantic, req.k_episodic,
-                          list(req.face_ids), req.embedder)
+                          list(req.face_ids), req.embedder, chronological=req.chronological,
+                          window=(from_time(req.window_start), from_time(req.window_end)))
         tz = self.rt.memory.tz
         resp.semantic = [entry_msg(e, s, tz) for e, s in r.semantic]
         resp.episodic = [entry_msg(e, s, tz) for e, s in r.episodic]

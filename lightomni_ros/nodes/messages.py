@@ -16,8 +16,8 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import KeyValue
 from sensor_msgs.msg import CompressedImage, RegionOfInterest
 
-from lightomni_ros.msg import (Action, FaceIdentity, FaceObservation, Keyframe, MemoryEntry, Profile, Reminder,
-                               Segment, StageLatency, Topic, WordTiming)
+from lightomni_ros.msg import (Action, FaceIdentity, FaceObservation, GlobalState, Keyframe, MemoryEntry, Profile,
+                               Reminder, Segment, StageLatency, Topic, WordTiming)
 from lightomni_ros.srv import Summarize
 
 from ..core.memory import profiles as prof
@@ -26,7 +26,7 @@ from ..core.perception.faces import IdentityEvent
 from ..core.perception.runtime import GalleryEntry
 from ..core.reflex.people import PersonSeen
 from ..core.reflex.retrieval import entry_item, profile_item
-from ..core.reflex.types import Decision, MemoryItem
+from ..core.reflex.types import Decision, MemoryItem, StateNode
 from ..core.segment import FaceSeen, KeyframeData, SegmentData, WordData
 from ..core.summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 from ..core.topic import ReminderIntent, TopicData
@@ -155,6 +155,12 @@ def action_msg(d: Decision, source: int, speech_end: Time, stamp: Time, latency:
     return a
 
 
+def state_nodes(msg: GlobalState) -> list[StateNode]:
+    """S_g's nodes with their spans, as the reflex core reads them."""
+    return [StateNode(level=int(n.level), start=from_time(n.start), end=from_time(n.end), text=n.text)
+            for n in msg.nodes]
+
+
 # -- memory -------------------------------------------------------------------------------------------------------
 def profile_msg(p: prof.Profile, brief: bool = False) -> Profile:
     """A stored profile -> Profile (``brief`` leaves out avatar and embedding)."""
@@ -253,6 +259,6 @@ def summary_result_from(resp: Summarize.Response) -> SummaryResult:
 
 
 __all__ = ['to_time', 'from_time', 'is_set', 'face_msg', 'face_from_msg', 'segment_msg', 'segment_from_msg',
-           'reminder_msg', 'fired_msg', 'topic_msg', 'topic_from_msg', 'action_msg', 'profile_msg', 'entry_msg',
-           'memory_item', 'profile_memory_item', 'person_seen', 'gallery_entry', 'identity_msg', 'summarize_request',
-           'summary_request_from', 'fill_summary_response', 'summary_result_from']
+           'reminder_msg', 'fired_msg', 'topic_msg', 'topic_from_msg', 'action_msg', 'state_nodes', 'profile_msg',
+           'entry_msg', 'memory_item', 'profile_memory_item', 'person_seen', 'gallery_entry', 'identity_msg',
+           'summarize_request', 'summary_request_from', 'fill_summary_response', 'summary_result_from']

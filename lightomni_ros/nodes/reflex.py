@@ -33,8 +33,9 @@ from ..core.reflex.types import Decision, Retrieved
 from ..core.timing import StageTimer
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
-from .messages import (action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen,
-                       profile_memory_item, reminder_msg, segment_from_msg, summary_request_from, topic_msg)
+from .messages import (action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen, to_time,
+                       profile_memory_item, reminder_msg, segment_from_msg, state_nodes, summary_request_from,
+                       topic_msg)
 
 CONFIG_SECTIONS = section_classes(ReflexConfigs)
 
@@ -52,7 +53,8 @@ class ServiceMemory:
         """Call the service; a missing or slow service gives an empty result with the reason."""
         req = QueryMemory.Request(query_vector=[float(x) for x in np.asarray(q.vector).ravel()], query_text=q.text,
                                   k_semantic=int(q.k_semantic), k_episodic=int(q.k_episodic),
-                                  face_ids=list(q.face_ids), embedder=q.embedder)
+                                  face_ids=list(q.face_ids), embedder=q.embedder, window_start=to_time(q.window_start),
+                                  window_end=to_time(q.window_end), chronological=q.chronological)
         resp, error = call_service(self.client, req, self.timeout_s)
         if resp is None:
             return Retrieved(error=error)
@@ -196,7 +198,7 @@ class ReflexNode(LifecycleNode):
 
     def _on_state(self, msg: GlobalState) -> None:
         if self.rt is not None:
-            self.rt.set_global_state(msg.version, msg.script)
+            self.rt.set_global_state(msg.version, msg.script, timezone=msg.timezone, nodes=state_nodes(msg))
             if self.diag is not None:
                 self.diag.set('sg_version', msg.version)
                 self.diag.set('sg_tokens', msg.script_tokens)

@@ -12,6 +12,7 @@ each own one concern: :class:`Consolidator` (queue -> consolidate -> merges -> p
 from __future__ import annotations
 
 import datetime as _dt
+import math
 import pathlib
 import time
 from dataclasses import dataclass, field
@@ -67,7 +68,7 @@ class ConsolidationRuntime:
         self.cfg = cfg or ConsolidationConfigs()
         check_bundle(self.cfg)
         embedder = embedder or text_embedder(self.cfg.embedding, self.cfg.models.models_dir)
-        self.memory = LongTermMemory(self.cfg.memory, embedder, tz=self.cfg.consolidation.tzinfo(), clock=clock)
+        self.memory = LongTermMemory(self.cfg.memory, embedder, timezone=self.cfg.consolidation.timezone, clock=clock)
         self.reminder_book = ReminderBook(self.memory)
         self.consolidator = Consolidator(self.memory, self.reminder_book, self.cfg.consolidation.similarity_threshold,
                                          summarizer)
@@ -148,12 +149,18 @@ class ConsolidationRuntime:
 
     # -- QueryMemory and Remember ----------------------------------------------------------------------------------
     def query(self, vector: Sequence[float] | None = None, text: str = '', k_semantic: int = 0, k_episodic: int = 0,
-              face_ids: Sequence[str] = (), embedder: str = '') -> QueryResult:
+              face_ids: Sequence[str] = (), embedder: str = '', window: tuple[float, float] = (0.0, 0.0),
+              chronological: bool = False) -> QueryResult:
         """Top semantic/episodic entries for a fused query vector (or the embedded text) plus profiles of faces.
 
         ``embedder`` names the embedder that made ``vector``; a vector from another embedder is refused (its
-        dimension may even match while its space does not).
+        dimension may even match while its space does not). ``window`` (start, end; (0, 0): none) keeps only entries
+        that overlap it; ``chronological`` then lists the window's episodic entries in time order.
         """
+        start, end = float(window[0]), float(window[1])
+        has_window = bool(start or end)
+        if has_window and not (math.isfinite(start) and math.isfinite(end) and end >= start):
+            raise RequestError(f'window [{start}, {end}] is not a time span')
         t0 = time.perf_counter()
         m = self.memory
         ks = k_semantic or self.cfg.consolidation.k_semantic
@@ -180,7 +187,11 @@ class ConsolidationRuntime:
             q = None
         out = QueryResult()
         with m.lock:
-            if q is not None:
+            if has_window and q is not None:
+                out.semantic = m.entries.search_window(KIND_SEMANTIC, q, ks, start, end)
+                out.episodic = m.entries.in_order(KIND_EPISODIC, ke, start, end) if chronological else \
+                    m.entries.search_window(KIND_EPISODIC, q, ke, start, end)
+            elif q is not None:
                 out.semantic = m.entries.search(KIND_SEMANTIC, q, ks)
                 out.episodic = m.entries.search(KIND_EPISODIC, q, ke)
             # the people in view, and those the returned entries mention (so answers can name them)

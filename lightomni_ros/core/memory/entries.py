@@ -30,6 +30,8 @@ log = logging.getLogger('lightomni.memory')
 
 Entry = SemanticEntry | EpisodicEntry
 KINDS_BOTH = (KIND_SEMANTIC, KIND_EPISODIC)
+#: a window with more entries than this is searched in the index (deeper, then filtered) instead of exactly
+WINDOW_EXACT_MAX = 50_000
 
 
 def entry_text(e: Entry) -> str:
@@ -213,6 +215,53 @@ class EntryIndex:
         scores, ids = self.indexes[kind].search(np.asarray(query, np.float32)[None], k)
         found = self.get(kind, [int(i) for i in ids[0] if i >= 0])
         return [(found[int(i)], float(s)) for s, i in zip(scores[0], ids[0]) if int(i) in found]
+
+    def search_window(self, kind: int, query: np.ndarray, k: int, start: float,
+                      end: float) -> list[tuple[Entry, float]]:
+        """The ``k`` entries of ``kind`` overlapping [start, end] closest to ``query``, best first.
+
+        Exact: the window's vectors are read from SQLite and scored here (a window holds hours or days of entries,
+        not the whole memory); past ``WINDOW_EXACT_MAX`` entries the index is searched deeper and filtered.
+        """
+        ids = self.ids_in_range(kind, start, end)
+        if k <= 0 or not ids:
+            return []
+        q = np.asarray(query, np.float32)
+        if len(ids) > WINDOW_EXACT_MAX:
+            hits = self.search(kind, q, min(len(ids), 50 * k))
+            return [(e, s) for e, s in hits if e.end >= start and e.start <= end][:k]
+        vids, vecs = self._vectors_of(kind, ids)
+        if not len(vids):
+            return []
+        scores = vecs @ q
+        best = np.argsort(-scores)[:k]
+        found = self.get(kind, [int(vids[i]) for i in best])
+        return [(found[int(vids[i])], float(scores[i])) for i in best if int(vids[i]) in found]
+
+    def in_order(self, kind: int, k: int, start: float, end: float) -> list[tuple[Entry, float]]:
+        """The entries of ``kind`` overlapping [start, end] in time order, at most ``k`` spread evenly (score 0)."""
+        rows = self.db.execute(f'SELECT id FROM {KIND_NAMES[kind]} WHERE start <= ? AND end >= ? ORDER BY start, id',
+                               (end, start)).fetchall()
+        ids = [r[0] for r in rows]
+        if k <= 0 or not ids:
+            return []
+        if len(ids) > k:
+            ids = [ids[round(i * (len(ids) - 1) / max(1, k - 1))] for i in range(k)] if k > 1 else [ids[0]]
+        found = self.get(kind, ids)
+        return [(found[i], 0.0) for i in ids if i in found]
+
+    def _vectors_of(self, kind: int, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, vectors) of the given entries, from their rows."""
+        got_ids, blobs = [], []
+        for chunk in chunks([int(i) for i in ids], 500):
+            q = (f'SELECT id, vector FROM {KIND_NAMES[kind]} WHERE vector IS NOT NULL '
+                 f'AND id IN ({",".join("?" * len(chunk))})')
+            for r in self.db.execute(q, chunk):
+                got_ids.append(r[0])
+                blobs.append(r[1])
+        if not got_ids:
+            return np.zeros(0, np.int64), np.zeros((0, self.embedder.dim), np.float32)
+        return np.array(got_ids), np.frombuffer(b''.join(blobs), dtype='<f4').reshape(len(got_ids), -1)
 
     def similar_fact(self, v: np.ndarray) -> tuple[int, float]:
         """(id, cosine) of the stored fact closest to ``v``; (0, -1) when there is none (no row is read)."""

@@ -15,6 +15,7 @@ import logging
 import pathlib
 import threading
 import time
+import zoneinfo
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
@@ -40,6 +41,7 @@ class GlobalStateView:
     script: str
     script_tokens: int
     over_budget: bool
+    timezone: str = ''         # the IANA zone times are read and rendered in ('' = the system zone)
 
 
 def sg_node(r: Any) -> SgNode:
@@ -52,11 +54,12 @@ def sg_node(r: Any) -> SgNode:
 class LongTermMemory:
     """The memory folder opened: store, entry indexes, S_g tree, one lock, the clock and the time zone."""
 
-    def __init__(self, cfg: MemoryConfig, embedder: TextEmbedder, *, tz: _dt.tzinfo | None = None,
+    def __init__(self, cfg: MemoryConfig, embedder: TextEmbedder, *, timezone: str = '',
                  clock: Callable[[], float] = time.time) -> None:
         self.cfg = cfg
         self.embedder = embedder
-        self.tz = tz
+        self.timezone = timezone
+        self.tz: _dt.tzinfo | None = zoneinfo.ZoneInfo(timezone) if timezone else None
         self.clock = clock
         self.lock = threading.RLock()
         if cfg.faiss_threads > 0:
@@ -87,7 +90,7 @@ class LongTermMemory:
             script, tokens, over = self.tree.render(max_tokens or self.cfg.state_max_tokens, self.tz)
             return GlobalStateView(version=int(self.store.get_meta('sg.version', '0') or 0), k=self.tree.k,
                                    nodes=list(self.tree.nodes()), script=script, script_tokens=tokens,
-                                   over_budget=over)
+                                   over_budget=over, timezone=self.timezone)
 
     def profiles(self, face_ids: Sequence[str] = ()) -> list[prof.Profile]:
         """Stored profiles (all when empty)."""

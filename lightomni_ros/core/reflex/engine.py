@@ -10,17 +10,22 @@ pass (memory adapter) that writes the Topic. A user pass pre-empts sleep-time wo
 from __future__ import annotations
 
 import collections
+import datetime as _dt
 import logging
 import threading
 import time
+import zoneinfo
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
+from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
+from ..timeparse import TimeWindow, find_window
+from ..topic import TopicData
 from . import generation as gen
 from .adapters import AdapterSet, find_trained
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
@@ -31,12 +36,11 @@ from .grounding import extractive_answer, is_quote_question, reply_problem, said
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window
 from .pruning import PruneResult, prune
-from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
+from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
                     topic_from_reply)
-from ..topic import TopicData
-from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput
+from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
 _QUESTION = ('?', 'what', 'who', 'where', 'when', 'why', 'how', 'do you', 'can you', 'could you', 'tell me',
@@ -62,6 +66,17 @@ def addresses_robot(text: str) -> bool:
     """Whether an utterance is a question or request to the robot (rule used with the untrained heads)."""
     t = text.lower().strip()
     return bool(t) and any(q in t for q in _QUESTION)
+
+
+def zone(name: str) -> _dt.tzinfo | None:
+    """The zone called ``name`` (None: this machine's zone, also for a name this machine does not know)."""
+    if not name:
+        return None
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        log.warning('unknown time zone %r from the global state; reading times in the system zone', name)
+        return None
 
 
 def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
@@ -105,19 +120,26 @@ class ReflexEngine:
         self.sg_script = ''
         # A GlobalState callback must not wait seconds for the model (it would hold back the node's other callbacks).
         self._sg_lock = threading.Lock()
-        self._sg_pending: tuple[int, str] | None = None
-        # (item, its embedding): embedded once when kept, so a question only embeds itself
-        self.recent: collections.deque[tuple[MemoryItem, np.ndarray]] = collections.deque(
+        self._sg_pending: tuple[int, str, str, tuple[StateNode, ...]] | None = None
+        self.tz: _dt.tzinfo | None = None      # the consolidation node's zone (GlobalState.timezone)
+        self.sg_nodes: tuple[StateNode, ...] = ()
+        # (item, its embedding, its time): embedded once when kept, so a question only embeds itself
+        self.recent: collections.deque[tuple[MemoryItem, np.ndarray, float]] = collections.deque(
             maxlen=max(1, cfgs.response.recent_interactions))
         self.last_prune: PruneResult | None = None
         self.accelerated: Any = None     # export.ReflexRunner when an exported path is faster
         self.backend = f'torch-{self.backbone.device.type}'
 
     # -- state ---------------------------------------------------------------------------------------------------
-    def set_global_state(self, version: int, script: str) -> None:
-        """Adopt a new S_g (now when the model is free, else at the start of its next pass; never blocks)."""
+    def set_global_state(self, version: int, script: str, *, timezone: str = '',
+                         nodes: Sequence[StateNode] = ()) -> None:
+        """Adopt a new S_g (now when the model is free, else at the start of its next pass; never blocks).
+
+        ``timezone`` is the zone spoken times are read in (the consolidation node's), ``nodes`` S_g's nodes with their
+        spans (for questions about a span of time).
+        """
         with self._sg_lock:
-            self._sg_pending = (int(version), script)
+            self._sg_pending = (int(version), script, timezone, tuple(nodes))
         if self.adapters.lock.acquire(blocking=False):
             try:
                 self._adopt_global_state()
@@ -128,8 +150,12 @@ class ReflexEngine:
         """Switch to the pending S_g (called holding the model lock); prefix caches of other versions are dropped."""
         with self._sg_lock:
             pending, self._sg_pending = self._sg_pending, None
-        if pending is not None and pending != (self.sg_version, self.sg_script):
-            self.sg_version, self.sg_script = pending
+        if pending is None:
+            return
+        version, script, timezone, self.sg_nodes = pending
+        self.tz = zone(timezone)
+        if (version, script) != (self.sg_version, self.sg_script):
+            self.sg_version, self.sg_script = version, script
             self.prefixes.invalidate(keep_version=self.sg_version)
 
     def cache_stats(self) -> dict[str, int]:
@@ -161,16 +187,20 @@ class ReflexEngine:
         return pos.unsqueeze(1) if self.backbone.pos_dims == 3 else pos.view(1, -1)
 
     @torch.no_grad()
-    def prefill(self, kind: str, system: str, parts: list[Part], adapter: str) -> tuple[torch.Tensor, Any, int, int]:
-        """Run [system + S_g prefix (cached per adapter and S_g version), parts]; return hidden, cache, offsets."""
+    def prefill(self, kind: str, system: str, parts: list[Part], adapter: str,
+                script: str | None = None) -> tuple[torch.Tensor, Any, int, int]:
+        """Run [system + S_g prefix (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
+
+        ``script`` replaces S_g in the prefix (``kind`` must then name it: the cache is keyed by kind).
+        """
         self._adopt_global_state()
         dec = self.backbone.decoder()
-        cache, plen, poff = self._prefix((adapter, self.sg_version, kind), system)
+        cache, plen, poff = self._prefix((adapter, self.sg_version, kind), system, script)
         emb, pos, end = assemble(parts, poff)
         out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, cache))
         return out.last_hidden_state[0], cache, plen, end
 
-    def _prefix(self, key: tuple[str, int, str], system: str) -> tuple[Any, int, int]:
+    def _prefix(self, key: tuple[str, int, str], system: str, script: str | None = None) -> tuple[Any, int, int]:
         """The cached [system + S_g] prefix of ``key`` (built and stored when missing): cache, length, next position."""
         from transformers import DynamicCache
 
@@ -179,8 +209,9 @@ class ReflexEngine:
             return hit
         dec = self.backbone.decoder()
         cache = DynamicCache()
-        script = gen.sg_tail(self.sg_script, self.cfgs.response.sg_max_tokens) if key[2] == 'response' \
-            else self.sg_script
+        if script is None:
+            script = gen.sg_tail(self.sg_script, self.cfgs.response.sg_max_tokens) if key[2] == 'response' \
+                else self.sg_script
         pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, script))])
         dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
         self.prefixes.put(key, cache, pemb.shape[1], poff)
@@ -239,15 +270,19 @@ class ReflexEngine:
 
     @torch.no_grad()
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
-                stop: Callable[[], bool] | None = None) -> tuple[str, int]:
-        """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens)."""
+                stop: Callable[[], bool] | None = None, context: str = '') -> tuple[str, int]:
+        """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
+
+        ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span).
+        """
         with self.adapters.use('generation') as active:
             parts = []
             if memories:
                 parts.append(self.backbone.text_part(gen.memories_text(memories,
                                                                        self.cfgs.response.memory_max_tokens)))
             parts += self.segment_parts(seg) + [self.backbone.text_part(gen.ASSISTANT)]
-            hidden, cache, plen, end = self.prefill('response', gen.SYSTEM_RESPONSE, parts, active)
+            kind = f'response:{hash(context)}' if context else 'response'
+            hidden, cache, plen, end = self.prefill(kind, gen.SYSTEM_RESPONSE, parts, active, context or None)
             tok = self.backbone.tokenizer
             newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
             try:
@@ -275,8 +310,8 @@ class ReflexEngine:
             return None
         reply = '{' + self.backbone.tokenizer.decode(ids)
         if self.backbone.test_model:
-            return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model')
-        return topic_from_reply(seg, response, reply)
+            return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
+        return topic_from_reply(seg, response, reply, self.tz)
 
     @torch.no_grad()
     def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,
@@ -347,19 +382,25 @@ class ReflexEngine:
                     notes.append('speech by question rule')
                 speak = search = True
             memories: list[MemoryItem] = []
+            window = find_window(seg.utterance, seg.end or time.time(), self.tz) if search else None
+            summary = window is not None and is_summary_question(seg.utterance)
+            if window is not None:
+                notes.append(f'window: {window.phrase}')
             if search or seg.face_ids:
                 t0 = time.perf_counter()
                 got = self.memory.query(MemoryQuery(
                     # profiles only when not searching: k=0 means "the default k" to the service
                     vector=out.query if search else np.zeros(0, np.float32), text=seg.utterance if search else '',
                     k_semantic=k_semantic if search else 0, k_episodic=k_episodic if search else 0,
-                    face_ids=list(seg.face_ids), embedder=embedder_id(self.embedder) if search else ''))
+                    face_ids=list(seg.face_ids), embedder=embedder_id(self.embedder) if search else '',
+                    window_start=window.start if window else 0.0, window_end=window.end if window else 0.0,
+                    chronological=summary))
                 lat['retrieval'] = (time.perf_counter() - t0) * 1000
                 if got.error:
                     notes.append(f'retrieval: {got.error}')
                 memories = got.items if search else got.profiles
                 if search:
-                    memories += self.recent_candidates(seg.utterance, out.text_embedding)
+                    memories += self.recent_candidates(seg.utterance, out.text_embedding, window)
             response, source = '', ''
             if speak and not seg.proactive:
                 response = self.people_reply(seg)
@@ -370,6 +411,8 @@ class ReflexEngine:
                 if response:
                     source = 'extractive'
                     notes.append('extractive: a question about what was said')
+            if speak and not response and summary:
+                response, source = self._recall(seg, memories, window, notes, lat)
             if speak and not response:
                 t0 = time.perf_counter()
                 context = self.response_memories(memories)
@@ -388,15 +431,32 @@ class ReflexEngine:
             if self.backbone.test_model:
                 notes.append('TEST backbone')
         self.remember_recent(seg)
-        reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '')
+        reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
                         reminders=reminders)
 
+    def _recall(self, seg: SegmentInput, memories: list[MemoryItem], window: TimeWindow, notes: list[str],
+                lat: dict[str, float]) -> tuple[str, str]:
+        """A question about what happened in a window: answered from that window's events in time order."""
+        events = window_events(memories, self.sg_nodes, window.start, window.end, self.tz)
+        t0 = time.perf_counter()
+        profiles = [m for m in memories if m.ref.startswith('profile:')]
+        response, _ = self.respond(seg, profiles, stop=self.preemption.halted,
+                                   context=window_context(events, window.phrase))
+        lat['generation'] = (time.perf_counter() - t0) * 1000
+        told = [MemoryItem('event', e) for e in events] + memories
+        problem = reply_problem(response, seg.utterance, told, self.cfgs.response.grounding_min_overlap) \
+            if self.cfgs.response.grounding_check else ''
+        if response and not problem:
+            return response, 'generated'
+        notes.append(f'extractive: {problem or "empty response from the model"} (events of {window.phrase})')
+        return summary_answer(events, window.phrase), 'extractive'
+
     def people_reply(self, seg: SegmentInput) -> str:
         """The answer to a "who did I talk to ..." question from the profiles ('' when it is none, or no memory)."""
-        window = people_window(seg.utterance, seg.end or time.time())
+        window = people_window(seg.utterance, seg.end or time.time(), self.tz)
         ask = getattr(self.memory, 'people', None)
         people = ask() if window is not None and ask is not None else None
         if people is None:
@@ -415,11 +475,12 @@ class ReflexEngine:
             text = f'saw {", ".join(seg.face_ids + seg.visual_tags)}'
         else:
             return
-        self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text), self.embedder.embed([text])[0]))
+        self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text), self.embedder.embed([text])[0], seg.end))
 
-    def recent_candidates(self, question: str, q: np.ndarray | None = None) -> list[MemoryItem]:
-        """Recent interactions scored by their similarity to ``question`` (``q``: its embedding, when known)."""
-        items = list(self.recent)
+    def recent_candidates(self, question: str, q: np.ndarray | None = None,
+                          window: TimeWindow | None = None) -> list[MemoryItem]:
+        """Recent interactions (of ``window`` only, when given) scored by their similarity to ``question``."""
+        items = [(m, v) for m, v, t in self.recent if window is None or window.start <= t <= window.end]
         if not items or not question:
             return []
         q = self.embedder.embed([question])[0] if q is None else q

@@ -164,11 +164,12 @@ def choose(engine, cfg: ExportConfig, sample: SegmentInput | None = None) -> Cho
     runners: dict[str, Any] = {torch_name: None}
     engine.accelerated = None
     saved = (engine.sg_version, engine.sg_script)
+    saved_kw = {'timezone': getattr(engine.tz, 'key', ''), 'nodes': engine.sg_nodes}
     engine.set_global_state(-1, synthetic_sg(cfg.choose_sg_tokens))
     try:
         return _choose(engine, cfg, sample, torch_name, timings, runners)
     finally:
-        engine.set_global_state(*saved)
+        engine.set_global_state(*saved, **saved_kw)
 
 
 def synthetic_sg(tokens: int) -> str:

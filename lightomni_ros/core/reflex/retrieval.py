@@ -32,6 +32,11 @@ class MemoryQuery:
     face_ids: list[str] = field(default_factory=list)
     #: ``name/dim`` of the embedder that made ``vector`` (memory refuses a vector from another embedder)
     embedder: str = ''
+    #: only entries overlapping [window_start, window_end] (epoch seconds; 0, 0: no window)
+    window_start: float = 0.0
+    window_end: float = 0.0
+    #: episodic entries of the window in time order instead of by similarity ("what happened this morning?")
+    chronological: bool = False
 
 
 def entry_item(kind: str, entry_id: int, text: str, score: float) -> MemoryItem:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -35,7 +35,7 @@ from .engine import EngineConfigs, ReflexEngine
 from .inputs import segment_input
 from .retrieval import MemoryClient
 from .sleep import SleepQueue
-from .types import Decision, SegmentInput
+from .types import Decision, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
 
@@ -104,9 +104,10 @@ class ReflexRuntime:
         self.backend_note = choice.note
 
     # -- state ---------------------------------------------------------------------------------------------------
-    def set_global_state(self, version: int, script: str) -> None:
-        """Adopt a new S_g (never blocks on the model)."""
-        self.engine.set_global_state(version, script)
+    def set_global_state(self, version: int, script: str, *, timezone: str = '',
+                         nodes: Sequence[StateNode] = ()) -> None:
+        """Adopt a new S_g, the zone spoken times are read in and S_g's nodes (never blocks on the model)."""
+        self.engine.set_global_state(version, script, timezone=timezone, nodes=nodes)
 
     @property
     def embedder_id(self) -> str:

@@ -4,13 +4,14 @@
 
 The memory adapter is asked for JSON. Its reply is parsed leniently (first JSON object, trailing commas, single
 quotes, code fences); when nothing usable comes out, a Topic is still produced from the segment itself by rules
-(transcript as audio, faces and tags as visual, "remember that ..." and "remind me to ... in N minutes" found by
-patterns) and labelled ``fallback-parser`` with the reason, never a crash.
+(transcript as audio, faces and tags as visual, "remember that ..." found by a pattern and "remind me to ..." by the
+time parser) and labelled ``fallback-parser`` with the reason, never a crash.
 """
 
 from __future__ import annotations
 
 import collections
+import datetime as _dt
 import json
 import logging
 import re
@@ -18,18 +19,12 @@ import threading
 from typing import Any
 
 from ..text import introduced_name
+from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
 
-_NUM_WORDS = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6, 'seven': 7,
-              'eight': 8, 'nine': 9, 'ten': 10, 'fifteen': 15, 'twenty': 20, 'thirty': 30}
-_UNITS = {'second': 1, 'sec': 1, 'minute': 60, 'min': 60, 'hour': 3600}
-_REMIND = re.compile(r'remind (?:me|us)\s+(?:to\s+)?(?P<text>.+?)\s+in\s+(?P<n>\d+|[a-z]+)\s+'
-                     r'(?P<unit>second|sec|minute|min|hour)s?\b', re.I)
-_REMIND_REV = re.compile(r'in\s+(?P<n>\d+|[a-z]+)\s+(?P<unit>second|sec|minute|min|hour)s?,?\s+remind (?:me|us)\s+'
-                         r'(?:to\s+)?(?P<text>[^.!?]+)', re.I)
 _REMEMBER = re.compile(r'remember (?:that\s+)?(?P<fact>[^.!?]+)', re.I)
 
 
@@ -68,21 +63,10 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _amount(n: str) -> int | None:
-    return int(n) if n.isdigit() else _NUM_WORDS.get(n.lower())
-
-
-def find_reminders(text: str, now: float, face_id: str = '') -> list[ReminderIntent]:
-    """Time intents such as "remind me to take the pills in three minutes"."""
-    out = []
-    for rx in (_REMIND, _REMIND_REV):
-        for m in rx.finditer(text):
-            n = _amount(m.group('n'))
-            if n is None:
-                continue
-            unit = _UNITS[m.group('unit').lower()]
-            out.append(ReminderIntent(due=now + n * unit, text=m.group('text').strip(' ,.'), face_id=face_id))
-    return out
+def find_reminders(text: str, now: float, face_id: str = '', tz: _dt.tzinfo | None = None) -> list[ReminderIntent]:
+    """Time intents such as "remind me to take the pills in three minutes" (read by core.timeparse)."""
+    found = reminder_intent(text, now, tz, face_id)
+    return [found] if found else []
 
 
 def find_remembered(text: str) -> list[str]:
@@ -90,7 +74,7 @@ def find_remembered(text: str) -> list[str]:
     return [m.group('fact').strip(' ,.') for m in _REMEMBER.finditer(text) if m.group('fact').strip()]
 
 
-def fallback_topic(seg: SegmentInput, response: str, problem: str) -> TopicData:
+def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
     # the face in view while speech was heard is the speaker: "a person talking" is what was seen
@@ -100,20 +84,20 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str) -> TopicData:
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
                      semantic=semantic, remembered=find_remembered(said), visual=visual, audio=said,
                      response=response, raw_refs=[seg.audio_uri] if seg.audio_uri else [],
-                     reminders=find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else ''),
+                     reminders=find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz),
                      producer='fallback-parser', problem=problem)
 
 
-def topic_from_reply(seg: SegmentInput, response: str, reply: str) -> TopicData:
+def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason."""
     obj = parse_json_object(reply)
     if obj is None:
-        return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}')
+        return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic = _strings(obj.get('semantic'))
     visual = ' '.join(_strings(obj.get('visual')))
     audio = ' '.join(_strings(obj.get('audio')))
     if not (semantic or visual or audio):
-        return fallback_topic(seg, response, 'memory pass JSON has no visual/audio/semantic content')
+        return fallback_topic(seg, response, 'memory pass JSON has no visual/audio/semantic content', tz)
     said = seg.utterance
     remembered = _strings(obj.get('remembered')) or find_remembered(said)
     reminders = []
@@ -121,7 +105,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str) -> TopicData:
         if isinstance(r, dict) and isinstance(r.get('in_seconds'), (int, float)) and r.get('text'):
             reminders.append(ReminderIntent(due=seg.end + float(r['in_seconds']), text=str(r['text']),
                                             face_id=seg.face_ids[0] if seg.face_ids else ''))
-    reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '')
+    reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz)
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
                      semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
                      raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter')

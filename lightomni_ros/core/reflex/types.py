@@ -57,6 +57,16 @@ class SegmentInput:
         return 'someone'
 
 
+@dataclass(kw_only=True)
+class StateNode:
+    """One node of the global state S_g as the reflex core reads it (for questions about a span of time)."""
+
+    level: int
+    start: float
+    end: float
+    text: str
+
+
 @dataclass
 class MemoryItem:
     """One retrieved memory entry or profile, already rendered as text."""
