@@ -9,7 +9,6 @@ no DDS profile in its environment (it must find both itself).
 from __future__ import annotations
 
 import json
-import os
 import pathlib
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ import sys
 
 import yaml
 
-from harness import REPO, wait_for
+from harness import REPO, ros_only_python, wait_for
 
 from lightomni_ros.launch_runner.lifecycle import LifecycleClient
 
@@ -62,33 +61,13 @@ def test_doctor_passes_on_this_install(spawn, tmp_path: pathlib.Path) -> None:
         assert c['status'] == 'ok' or c['fix'], c
 
 
-def fake_install_without_interfaces(root: pathlib.Path) -> list[str]:
-    """A Python environment that has this package and every dependency, but not the generated msg/srv.
-
-    What a user has when the interface build of ``make setup`` did not run: a venv of the base interpreter whose
-    site-packages lists the dev venv's packages except ``lightomni_ros`` (the generated half), plus the sources.
-    """
-    site = pathlib.Path(next(p for p in sys.path if p.endswith('site-packages')))
-    subprocess.run([sys._base_executable, '-m', 'venv', '--without-pip', str(root / 'venv')], check=True,
-                   timeout=120)
-    view = root / 'site'
-    view.mkdir()
-    for entry in site.iterdir():
-        if entry.name == 'lightomni_ros' or entry.suffix == '.pth' or entry.name.startswith(('__editable__',
-                                                                                            'lightomni_ros-')):
-            continue
-        (view / entry.name).symlink_to(entry)
-    (root / 'venv' / 'lib' / site.parent.name / 'site-packages' / 'deps.pth').write_text(f'{view}\n{REPO}\n')
-    return [str(root / 'venv' / 'bin' / 'python')]
-
-
 def test_missing_interfaces_are_named_with_a_fix(spawn, tmp_path: pathlib.Path) -> None:
-    """No generated interfaces and no ament entry: two errors that say to run make setup; exit 1."""
-    python = fake_install_without_interfaces(tmp_path)
-    site = pathlib.Path(next(p for p in sys.path if p.endswith('site-packages')))
-    # what the wheels' bootstrap would give a child of the dev venv: its libraries, no re-exec
-    libs = [str(pathlib.Path(sys.prefix) / 'lib')] + [str(p) for p in site.glob('ros_*.libs')]
-    env = bare_env(spawn.env(), LD_LIBRARY_PATH=os.pathsep.join(libs), _ROS_WHEELS_BOOTSTRAP_COMPLETE='1')
+    """No generated interfaces and no ament entry: two errors that say to run make setup; exit 1.
+
+    What a user has when the interface build of ``make setup`` did not run: ROS and the package's sources, no msg/srv.
+    """
+    python, extra = ros_only_python(tmp_path)
+    env = bare_env(spawn.env(), PYTHONPATH=str(REPO), **extra)
     code, report = doctor(tmp_path, env, '--no-graph', python=python)
     checks = by_name(report)
     assert code == 1 and not report['ok']

@@ -25,16 +25,18 @@ SCENARIO = {
 
 
 @pytest.mark.slow
-@pytest.mark.timeout(600)
+@pytest.mark.timeout(900)
 def test_launch_file_runs_the_real_graph_end_to_end(domain_id: int, tmp_path: pathlib.Path) -> None:
     """Typed text -> Segment -> Action, the fact reaches long-term memory and S_g; the graph stops cleanly."""
     path = tmp_path / 'graph.yaml'
     path.write_text(yaml.safe_dump(SCENARIO, sort_keys=False))
     bag = tmp_path / 'bag'
     bagwriter.write_bag(scenario.load(path), bag)
-    opts = replay.ReplayOptions(linger=8.0)
+    # No fixed linger: the replay stops once every segment is answered and every Topic is stored (its S_g received)
+    opts = replay.ReplayOptions(linger=0.0, drain=True, drain_timeout=420.0)
     result = replay.run_replay(bag, tmp_path / 'run', opts, launch_file='lightomni.launch.py')
     assert result['graph_exit'] == 0 and not result['graph_failed'], result
+    assert result['drain']['drained'], result['drain']
 
     recorded = scoring.load_outputs(tmp_path / 'run' / replay.OUTPUT_BAG, opts.namespace)
     outputs = {name: [m for _, m in recorded.get(name)] for name in ('segments', 'actions', 'topics', 'global_state')}

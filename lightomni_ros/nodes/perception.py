@@ -229,6 +229,7 @@ class PerceptionNode(LifecycleNode):
         self.diag.set('audio_queue', self.audio_q.qsize())
         self.diag.set('frame_queue', self.frame_q.qsize())
         self.diag.set('output_queue', self.out_q.qsize())
+        self.diag.set('output_pending', self.out_q.unfinished_tasks)   # queued + the segment in ASR
         self.diag.set('audio_seconds', f'{self.audio_path.seconds:.1f}')
         if self._first_frame_stamp is not None:
             self.diag.set('frames_first_stamp', f'{self._first_frame_stamp:.3f}')
@@ -294,6 +295,7 @@ class PerceptionNode(LifecycleNode):
     def _on_text(self, msg: String) -> None:
         if not self._active:
             return
+        self._count('text_received')   # reliable input: `replay --drain` compares it with what it sent
         text = msg.data.strip()
         if not text:
             self._warn('text_empty', 'empty typed text ignored')
@@ -440,6 +442,8 @@ class PerceptionNode(LifecycleNode):
                 self._finish_segment(seg, audio)
             except Exception as e:  # noqa: BLE001 - keep publishing later segments
                 self._warn('segment_error', f'segment {seg.segment_id}: {type(e).__name__}: {e}')
+            finally:
+                self.out_q.task_done()   # output_pending counts it until here
 
     def _finish_segment(self, seg: SegmentData, audio: np.ndarray | None) -> None:
         sc = self.cfg['segments.']

@@ -143,6 +143,8 @@ class ReflexNode(LifecycleNode):
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._sleep = SleepQueue()
+        self._sleep_busy = False          # a memory pass is running (popped, not yet published)
+        self._sleep_lock = threading.Lock()
         self._last_input = 0.0
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
@@ -323,6 +325,7 @@ class ReflexNode(LifecycleNode):
                                                 source_segment=seg.segment_id, status=Reminder.STATUS_PENDING))
             self.diag.count('reminders.requested')
         self._sleep.put(seg, d.response)
+        self._sleep_diag()
         self.diag.count('segments')
 
     def _answer_reminder(self, msg: Reminder) -> None:
@@ -356,8 +359,7 @@ class ReflexNode(LifecycleNode):
     def _cache_diag(self) -> None:
         for k, v in self.engine.cache_stats().items():
             self.diag.set(f'cache.{k}', v)
-        self.diag.set('sleep_queue', len(self._sleep))
-        self.diag.set('sleep_dropped', self._sleep.dropped)
+        self._sleep_diag()
         delays = list(self.engine.preemption.delays_ms)
         if delays:
             self.diag.set('preemption_wait.p50_ms', f'{np.percentile(delays, 50):.1f}')
@@ -381,7 +383,9 @@ class ReflexNode(LifecycleNode):
             if not len(self._sleep):
                 self._stop.wait(0.05)
                 continue
-            item = self._sleep.pop()
+            with self._sleep_lock:   # popped and busy in one step: sleep_pending never misses this item
+                item = self._sleep.pop()
+                self._sleep_busy = item is not None
             if item is None:
                 continue
             seg, response = item
@@ -401,6 +405,18 @@ class ReflexNode(LifecycleNode):
                 self._publish_topic(topic)
             except Exception as e:  # noqa: BLE001 - a failed memory pass is reported, the node goes on
                 self.diag.warn('memory_pass', f'segment {seg.segment_id}: {type(e).__name__}: {e}')
+            finally:
+                with self._sleep_lock:
+                    self._sleep_busy = False
+                self._sleep_diag()
+
+    def _sleep_diag(self) -> None:
+        # sleep_pending (queued + in a pass) is 0 once every answered segment went to memory: `replay --drain`
+        with self._sleep_lock:
+            queued = len(self._sleep)
+            self.diag.set('sleep_queue', queued)
+            self.diag.set('sleep_pending', queued + int(self._sleep_busy))
+            self.diag.set('sleep_dropped', self._sleep.dropped)
 
     def _publish_topic(self, t: TopicOut) -> None:
         msg = Topic(segment_id=t.segment_id, start=to_time(t.start), end=to_time(t.end), face_ids=t.face_ids,
