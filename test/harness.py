@@ -165,9 +165,10 @@ class Spawner:
         """Start ``python <args>`` with the test's environment."""
         return self.start([sys.executable, *args], name=name, env=env)
 
-    def start(self, cmd: list[str], name: str = 'child', env: dict[str, str] | None = None) -> Child:
-        """Start any command with the test's environment."""
-        child = Child(cmd, env or self.env(), self.tmp / f'{name}-{len(self.children)}.log', cwd=str(REPO))
+    def start(self, cmd: list[str], name: str = 'child', env: dict[str, str] | None = None,
+              cwd: str | pathlib.Path | None = None) -> Child:
+        """Start any command with the test's environment (in the checkout unless ``cwd`` is given)."""
+        child = Child(cmd, env or self.env(), self.tmp / f'{name}-{len(self.children)}.log', cwd=str(cwd or REPO))
         self.children.append(child)
         return child
 
