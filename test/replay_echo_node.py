@@ -92,7 +92,8 @@ class Echo(Node):
         n = str(self.seg_id)   # every text is answered, its Topic stored and its S_g published at once
         roles = {'perception': {'text_received': n, 'segments': n, 'output_pending': '0', 'audio_queue': '0'},
                  'reflex': {'segments': n, 'sleep_pending': '0', 'topics.echo': n},
-                 'consolidation': {'topics.stored': n, 'queue_depth': '0', 'sg_version': str(self.gs.version)}}
+                 'consolidation': {'topics.stored': n, 'topics_consolidated': n, 'queue_depth': '0',
+                                   'sg_version': str(self.gs.version)}}
         arr.status = [DiagnosticStatus(name='replay_echo', hardware_id='replay_echo',
                                        values=[KeyValue(key='queue_depth', value=str(self.audio % 7))])]
         arr.status += [DiagnosticStatus(name=f'replay_echo: {role}', hardware_id='replay_echo',

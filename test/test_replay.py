@@ -360,7 +360,7 @@ def test_fresh_state_config(tmp_path: pathlib.Path) -> None:
 
 
 def test_drain_waits_for_each_stage_of_the_graph(ros) -> None:
-    """DrainWatch over DDS: each unfinished stage is named until its node reports it done and the S_g arrived."""
+    """The drain watch over DDS: each unfinished stage is named until its node reports it done and the S_g arrived."""
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
     from lightomni_ros.msg import GlobalState
     from lightomni_ros.nodes.common import LATCHED_QOS
@@ -373,7 +373,7 @@ def test_drain_waits_for_each_stage_of_the_graph(ros) -> None:
     state = ros.node.create_publisher(GlobalState, '/lightomni/global_state', LATCHED_QOS)
     nodes = {'perception': {'text_received': 1, 'segments': 3, 'output_pending': 1, 'audio_queue': 0},
              'reflex': {'segments': 2, 'warn.segment': 0, 'sleep_pending': 1, 'topics.memory-adapter': 2},
-             'consolidation': {'topics.stored': 1, 'queue_depth': 1, 'sg_version': 4}}
+             'consolidation': {'topics.stored': 1, 'topics_consolidated': 1, 'queue_depth': 1, 'sg_version': 4}}
 
     def report(**changes: dict) -> None:
         for node, values in changes.items():
@@ -394,7 +394,9 @@ def test_drain_waits_for_each_stage_of_the_graph(ros) -> None:
     first = wait_for(lambda: (report(), len(watch.pending()) == 7 and watch.pending())[1], 20.0,
                      what='every stage pending')
     assert 'perception received 1 of 2 typed texts' in first
-    assert 'perception has 1 segment(s)' in settled('typed texts', perception={'text_received': 2})[0]
+    assert watch.begin(5.0)   # the replay starts: the one text perception had before is not one of ours
+    assert 'perception received 0 of 2 typed texts' in watch.pending()
+    assert 'perception has 1 segment(s)' in settled('typed texts', perception={'text_received': 3})[0]
     assert 'reflex answered 2 of 3 segments' in settled('perception has', perception={'output_pending': 0})[0]
     assert 'sleep-time memory pass' in settled('reflex answered', reflex={'warn.segment': 1})[0]
     assert 'consolidation stored 1 of 2 Topics' in settled('sleep-time', reflex={'sleep_pending': 0})[0]

@@ -5,8 +5,9 @@
 The nodes say how far they are on ``/diagnostics`` (1 Hz), and the consolidation node's latched ``global_state``
 carries the S_g version; the watcher re-evaluates on every message it receives (no fixed sleeps). Drained means:
 
-- perception has received every typed text sent to it (``text_received``, a reliable input) and has no segment
-  queued or in ASR (``output_pending``, ``audio_queue``);
+- perception has received every typed text sent to it (``text_received``, a reliable input, counted from its value
+  when the replay started: a running graph may have had texts before) and has no segment queued or in ASR
+  (``output_pending``, ``audio_queue``);
 - reflex has answered every segment perception published (``segments`` + failed ones, ``warn.segment``) and has no
   interaction waiting for or in a memory pass (``sleep_pending``);
 - consolidation has stored every Topic reflex published (``topics.stored`` + rejected ones, ``warn.topic``, against
@@ -24,8 +25,8 @@ import threading
 import time
 from typing import Any
 
-#: the status of each node is recognised by a value only it reports
-MARKERS = {'perception': 'output_pending', 'reflex': 'sleep_pending', 'consolidation': 'sg_version'}
+#: the status of each node is recognised by a value only it reports (reflex reports an sg_version too)
+MARKERS = {'perception': 'output_pending', 'reflex': 'sleep_pending', 'consolidation': 'topics_consolidated'}
 
 
 def _num(values: dict[str, str], key: str) -> float:
@@ -50,6 +51,7 @@ class DrainWatch:
         self.texts: dict[str, tuple[int, set[str]]] = {}
         self.status: dict[str, dict[str, str]] = {}
         self.names: dict[str, str] = {}
+        self.texts_before = 0.0            # perception's text_received when the replay started
         self.sg_version = -1
         self._cond = threading.Condition()
         self._subs = [
@@ -82,8 +84,9 @@ class DrainWatch:
                 return [f'no diagnostics from {"reflex" if r is None else "consolidation"} yet']
             if p is not None:
                 sent = sum(n for n, nodes in self.texts.values() if self.names['perception'] in nodes)
-                if _num(p, 'text_received') < sent:
-                    out.append(f'perception received {_num(p, "text_received"):g} of {sent} typed texts')
+                got = _num(p, 'text_received') - self.texts_before
+                if got < sent:
+                    out.append(f'perception received {got:g} of {sent} typed texts')
                 if _num(p, 'output_pending') or _num(p, 'audio_queue'):
                     out.append(f'perception has {_num(p, "output_pending"):g} segment(s) and '
                                f'{_num(p, "audio_queue"):g} audio chunk(s) in work')
@@ -101,6 +104,17 @@ class DrainWatch:
             if self.sg_version < _num(c, 'sg_version'):
                 out.append(f'S_g version {_num(c, "sg_version"):g} not received yet (have {self.sg_version})')
             return out
+
+    def begin(self, timeout: float, stop: threading.Event | None = None) -> bool:
+        """Before playing: wait (up to ``timeout``) for the graph's diagnostics; note perception's text count."""
+        t0 = time.monotonic()
+        with self._cond:
+            while ('reflex' not in self.status or 'consolidation' not in self.status) and \
+                    time.monotonic() - t0 < timeout and not (stop is not None and stop.is_set()):
+                self._cond.wait(min(1.0, max(0.01, timeout - (time.monotonic() - t0))))
+            if 'perception' in self.status:
+                self.texts_before = _num(self.status['perception'], 'text_received')
+            return 'reflex' in self.status and 'consolidation' in self.status
 
     def wait(self, timeout: float, stop: threading.Event | None = None) -> dict[str, Any]:
         """Wait until drained, ``timeout`` passed or ``stop`` is set; return what happened (for result.json)."""

@@ -492,6 +492,9 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
             if pending and not stop.is_set():
                 replayer.reader.problem('graph', f'not active after {opts.wait_graph:g} s: {pending}; replaying anyway')
         result['subscribers'] = {replayer.play[n].name: c for n, c in replayer.wait_for_subscribers(stop).items()}
+        if replayer.drain is not None and not replayer.drain.begin(opts.wait_subscribers, stop):
+            replayer.reader.problem('graph', f'no diagnostics from the graph after {opts.wait_subscribers:g} s; '
+                                             '--drain cannot tell when it is done')
         result['graph_ready_s'] = round(time.monotonic() - t0, 3)
         result['timing'] = replayer.play_bag(stop)
         linger_end = time.monotonic() + opts.linger
