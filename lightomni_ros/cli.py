@@ -14,7 +14,7 @@ import logging
 import sys
 from typing import Sequence
 
-from .dds import apply_defaults as apply_dds_defaults
+from . import env
 
 #: verb -> module that registers it
 VERBS = {
@@ -25,6 +25,7 @@ VERBS = {
     'demo': 'lightomni_ros.eval.demo',
     'train': 'lightomni_ros.train.cli',
     'eval': 'lightomni_ros.train.eval_heads',
+    'doctor': 'lightomni_ros.doctor.cli',
 }
 
 
@@ -42,7 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: parse and dispatch; the verb's return value is the exit code."""
     args = build_parser().parse_args(argv)
-    apply_dds_defaults()      # before any participant; child processes (nodes, players) inherit it
+    env.prepare()      # ament index and DDS profile, before any participant; children (nodes, players) inherit it
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format='[%(name)s] %(levelname)s: %(message)s')
     return int(args.func(args) or 0)

@@ -11,7 +11,8 @@
 #   LIGHTOMNI_VENV venv location (default: <repo>/.venv)
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# -P: the physical checkout, also when this script is reached through a link (links and stamps must name it)
+ROOT=$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${LIGHTOMNI_VENV:-$ROOT/.venv}
 GPU=${GPU:-0}
 STAMPS=$VENV/.stamps

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import signal
 import sqlite3
+import threading
 import time
 
 import numpy as np
@@ -136,9 +137,14 @@ def test_lifecycle_and_every_service(spawn, ros, tmp_path):
     pub_new.publish(Reminder(text='', due=stamp(now + 3)))                  # bad: no text -> WARN, node goes on
     pub_topic.publish(topic_msg(10, reminders=[Reminder(text='Water the plants.', due=stamp(now + 3.5))]))
     wait_for(lambda: len(due) >= 2, 20, what='the reminder sent at answer time')
-    time.sleep(1.5)
+    wait_for(lambda: any(s.nodes and max(n.last_segment for n in s.nodes) == 10 for s in states), 60,
+             what='Topic 10 (with its copy of the reminder) consolidated')
+    # A sentinel due after both copies: once it has fired, a copy stored apart would have fired before it.
+    pub_new.publish(Reminder(text='sentinel', due=stamp(max(now + 3.5, time.time()) + 1.5), source_segment=11))
+    wait_for(lambda: any(d.text == 'sentinel' for d in due), 30, what='the sentinel reminder')
     # whichever of the two arrives first is stored (DDS does not order messages across topics): one fires
-    assert [' '.join(d.text.lower().strip('.').split()) for d in due[1:]] == ['water the plants']
+    assert [' '.join(d.text.lower().strip('.').split()) for d in due[1:] if d.text != 'sentinel'] == \
+        ['water the plants']
     assert due[1].source_segment == 10
     wait_for(lambda: any('not stored' in st.message for a in diags for st in a.status), 10,
              what='a WARN for the empty reminder')
@@ -292,10 +298,11 @@ def test_summarize_client_falls_back_to_extractive(ros):
     s, client = service_summarizer(ros.node, '/sum_test/summarize', 0.5, fallbacks.append)
     assert s.merge(texts, 40).producer == 'extractive'  # no service at all
     mode = {'value': 'ok'}
+    release = threading.Event()
 
     def handle(req, resp):
         if mode['value'] == 'slow':
-            time.sleep(1.5)
+            release.wait(60)   # answers only after the client has given up (time-out 0.5 s)
         resp.success = mode['value'] != 'fail'
         resp.message = 'model busy' if not resp.success else ''
         resp.summary, resp.producer, resp.name = 'a red ball was lost and found', 'memory-adapter', 'Eve'
@@ -311,3 +318,4 @@ def test_summarize_client_falls_back_to_extractive(ros):
     assert s.merge(texts, 40).producer == 'extractive' and 'model busy' in fallbacks[-1]
     mode['value'] = 'slow'
     assert s.merge(texts, 40).producer == 'extractive' and 'timed out' in fallbacks[-1]
+    release.set()

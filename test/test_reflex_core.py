@@ -202,14 +202,19 @@ def test_user_pass_preempts_sleep_work(engine):
 
     seg = question(21)
     result = {}
+    decoding = threading.Event()
+
+    def stop() -> bool:
+        decoding.set()   # asked between model calls: the memory pass is under way
+        return engine.preemption.pending()
 
     def sleeper():
-        result['topic'] = engine.memory_pass(seg, 'ok', stop=engine.preemption.pending, max_new_tokens=200)
+        result['topic'] = engine.memory_pass(seg, 'ok', stop=stop, max_new_tokens=200)
         result['t'] = __import__('time').perf_counter()
 
     th = threading.Thread(target=sleeper)
     th.start()
-    __import__('time').sleep(1.0)   # the memory pass is decoding now
+    assert decoding.wait(120), 'the memory pass never reached a model-call boundary'
     d = engine.decide(question(22), 0.5, 0.5, 12, 4)
     th.join(60)
     assert result['topic'] is None, 'the memory pass must yield to the user pass'

@@ -24,7 +24,7 @@ import threading
 import time
 from typing import Any
 
-from ..dds import apply_defaults as apply_dds_defaults
+from ..env import prepare as prepare_env
 from .bench import Report
 from .perception_media import SPEECH, load_audio, media_dir, wer
 
@@ -62,9 +62,8 @@ def offline_wer(clips: list[str]) -> tuple[float, dict[str, str], float]:
 def _env(domain: int) -> dict[str, str]:
     env = dict(os.environ)
     env.update({'ROS_DOMAIN_ID': str(domain), 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
-                'PYTHONUNBUFFERED': '1',
-                'AMENT_PREFIX_PATH': os.environ.get('AMENT_PREFIX_PATH', sys.prefix)})
-    apply_dds_defaults(env)
+                'PYTHONUNBUFFERED': '1'})
+    prepare_env(env)
     return env
 
 

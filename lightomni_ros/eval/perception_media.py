@@ -167,10 +167,10 @@ def feed(argv: list[str]) -> int:
         return 2
     from rclpy.context import Context
 
-    from lightomni_ros.dds import apply_defaults
+    from lightomni_ros.env import prepare
     from lightomni_ros.nodes.common import SENSOR_QOS
 
-    apply_defaults()
+    prepare()
 
     # Microphone and camera from separate DDS participants, as separate drivers on a robot would publish them
     # (one participant would also share one transport queue between 1 MB frames and small audio chunks).

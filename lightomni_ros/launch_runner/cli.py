@@ -30,11 +30,17 @@ def run(args: argparse.Namespace) -> int:
     from . import runner, shim
 
     path = pathlib.Path(args.file)
-    if not path.exists():
+    if not path.exists():   # a name, as `ros2 launch lightomni_ros NAME` takes it
         try:
-            path = shim.package_share('lightomni_ros') / 'launch' / args.file
-        except shim.LaunchError:
-            pass
+            shared = shim.package_share('lightomni_ros') / 'launch' / args.file
+        except shim.LaunchError as exc:
+            print(f'error: launch file {args.file!r} is not a file here, and {exc}; run `lightomni doctor`')
+            return 2
+        if not shared.is_file():
+            names = sorted(p.name for p in shared.parent.glob('*.launch.py'))
+            print(f'error: launch file {args.file!r} is neither a file here nor in {shared.parent} (there: {names})')
+            return 2
+        path = shared
     return runner.launch(path, args.arguments, duration=args.duration, log_dir=args.log_dir,
                          sigint_timeout=args.sigint_timeout, sigterm_timeout=args.sigterm_timeout,
                          transition_timeout=args.transition_timeout)

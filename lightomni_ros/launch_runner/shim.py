@@ -137,9 +137,16 @@ def ament_prefixes() -> list[pathlib.Path]:
 
 
 def package_prefix(package: str) -> pathlib.Path:
-    """Install prefix of a package registered in the ament resource index."""
-    for prefix in ament_prefixes():
-        if (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / package).exists():
+    """Install prefix of a package registered in the ament resource index.
+
+    ``lightomni_ros`` is also found in the prefix it was installed into when AMENT_PREFIX_PATH misses it (a script
+    calling the library without the ``lightomni`` entry point, which would have added it).
+    """
+    from .. import env
+
+    own = env.own_prefixes() if package == env.PACKAGE else []
+    for prefix in ament_prefixes() + own:
+        if env.registered(prefix, package):
             return prefix
     raise LaunchError(f'package {package!r} not found in the ament index (AMENT_PREFIX_PATH='
                       f'{os.environ.get("AMENT_PREFIX_PATH", "")!r})')

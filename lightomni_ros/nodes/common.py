@@ -29,7 +29,7 @@ from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityP
 
 from ..core import config as cfgmod
 from ..core.timing import StageTimer
-from ..dds import apply_defaults as apply_dds_defaults
+from ..env import prepare as prepare_env
 
 C = TypeVar('C')
 R = TypeVar('R')
@@ -233,7 +233,7 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
     ``threads=1`` spins a single-threaded executor (exceptions in callbacks, ``sys.exit`` included, end the process);
     more threads let slow callbacks of different callback groups run side by side.
     """
-    apply_dds_defaults()
+    prepare_env()     # own ament prefix and DDS profile: works from any directory, nothing sourced
     rclpy.init(args=args if args is not None else sys.argv)
     node = None
     try:

@@ -189,6 +189,8 @@ class ConsolidationNode(LifecycleNode):
                 try:
                     if not rt.process_next():
                         break
+                    # counted once its S_g was published (process_next publishes it): `replay --drain` waits for it
+                    self.diag.count('topics.stored')
                 except Exception as e:  # noqa: BLE001 - keep consolidating; the queue row stays for a retry
                     self.diag.warn('consolidate', f'{type(e).__name__}: {e}')
                     self._stop.wait(1.0)
@@ -266,7 +268,10 @@ class ConsolidationNode(LifecycleNode):
 
     def _publish_state(self) -> None:
         if self._pub_state is not None:
-            self._pub_state.publish(self._state_msg())
+            msg = self._state_msg()
+            self._pub_state.publish(msg)
+            if self.diag is not None:
+                self.diag.set('sg_version', msg.version)
 
     def _publish_gallery(self) -> None:
         msg = FaceGallery(version=self.rt.gallery_version())

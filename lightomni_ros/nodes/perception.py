@@ -187,6 +187,7 @@ class PerceptionNode(LifecycleNode):
         self.diag.set('audio_queue', self.audio_q.qsize())
         self.diag.set('frame_queue', self.frame_q.qsize())
         self.diag.set('output_queue', self.out_q.qsize())
+        self.diag.set('output_pending', self.out_q.unfinished_tasks)   # queued + the segment in ASR
         self.diag.set('audio_seconds', f'{rt.audio_path.seconds:.1f}')
         if self._first_frame_stamp is not None:
             self.diag.set('frames_first_stamp', f'{self._first_frame_stamp:.3f}')
@@ -252,6 +253,7 @@ class PerceptionNode(LifecycleNode):
     def _on_text(self, msg: String) -> None:
         if not self._active:
             return
+        self._count('text_received')   # reliable input: `replay --drain` compares it with what it sent
         text = msg.data.strip()
         if not text:
             self._warn('text_empty', 'empty typed text ignored')
@@ -316,6 +318,8 @@ class PerceptionNode(LifecycleNode):
                 self._warn(e.key, str(e))
             except Exception as e:  # noqa: BLE001 - one bad item must not stop its path
                 self._warn(f'{what}_error', f'{type(e).__name__}: {e}')
+            finally:
+                q.task_done()   # output_pending counts a segment until here
 
     def _audio_worker(self) -> None:
         self._serve(self.audio_q, lambda item: [self.out_q.put(p) for p in self.rt.push_audio(*item)], 'audio')

@@ -230,6 +230,7 @@ class ReflexNode(LifecycleNode):
         for r in d.reminders:
             self._pub_reminder.publish(reminder_msg(r, sin.segment_id))
             self.diag.count('reminders.requested')
+        self._sleep_diag()
         self.diag.count('segments')
 
     def _publish_action(self, d: Decision, source: int, speech_end: Time) -> None:
@@ -250,8 +251,7 @@ class ReflexNode(LifecycleNode):
         eng = self.rt.engine
         for k, v in eng.cache_stats().items():
             self.diag.set(f'cache.{k}', v)
-        self.diag.set('sleep_queue', len(self.rt.sleep))
-        self.diag.set('sleep_dropped', self.rt.sleep.dropped)
+        self._sleep_diag()
         delays = list(eng.preemption.delays_ms)
         if delays:
             self.diag.set('preemption_wait.p50_ms', f'{np.percentile(delays, 50):.1f}')
@@ -284,7 +284,13 @@ class ReflexNode(LifecycleNode):
             if step.error:
                 self.diag.warn('memory_pass', f'segment {step.segment_id}: {step.error} (topic from the fallback '
                                               'parser)')
+        self._sleep_diag()
+
+    def _sleep_diag(self) -> None:
+        # sleep_pending (queued + in a pass) is 0 once every answered segment went to memory: `replay --drain`
         self.diag.set('sleep_queue', len(self.rt.sleep))
+        self.diag.set('sleep_pending', self.rt.sleep_pending)
+        self.diag.set('sleep_dropped', self.rt.sleep.dropped)
 
     # -- service ---------------------------------------------------------------------------------------------------
     def _summarize(self, req: Summarize.Request, resp: Summarize.Response) -> Summarize.Response:

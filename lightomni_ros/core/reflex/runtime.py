@@ -17,6 +17,7 @@ Drivers keep only their own concerns: the node its threads, QoS and messages; th
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -92,6 +93,8 @@ class ReflexRuntime:
             self.engine.memory = memory
         self.sleep = SleepQueue(self.cfg.reflex.sleep_queue)
         self._preempted: dict[int, int] = {}    # segment id -> times its memory pass was interrupted
+        self._busy = 0                          # memory passes running (popped, not finished)
+        self._busy_lock = threading.Lock()
 
     def _choose_backend(self) -> None:
         """Pick the reflex-pass execution path (ONNX Runtime / TensorRT when configured and faster)."""
@@ -157,10 +160,25 @@ class ReflexRuntime:
         queue. A pass interrupted ``sleep_max_preemptions`` times runs to its end (only a halt stops it), or a busy
         conversation would starve memory.
         """
-        eng = self.engine
-        item = self.sleep.pop()
+        with self._busy_lock:   # popped and busy in one step: sleep_pending never misses this item
+            item = self.sleep.pop()
+            self._busy += item is not None
         if item is None:
             return None
+        try:
+            return self._memory_pass(item, stop)
+        finally:
+            with self._busy_lock:
+                self._busy -= 1
+
+    @property
+    def sleep_pending(self) -> int:
+        """Interactions not yet turned into Topics: queued, or in a memory pass now (0: sleep time is drained)."""
+        with self._busy_lock:
+            return len(self.sleep) + self._busy
+
+    def _memory_pass(self, item: tuple[SegmentInput, str], stop: Callable[[], bool] | None) -> SleepOutcome:
+        eng = self.engine
         seg, response = item
         t0 = time.perf_counter()
         stubborn = self._preempted.get(seg.segment_id, 0) >= self.cfg.reflex.sleep_max_preemptions
