@@ -21,7 +21,7 @@ def at(day: int, hour: float, month: int = 3) -> float:
 
 
 def test_the_chosen_parser_reads_the_phrasings_best() -> None:
-    """parsedatetime reads the table of phrasings at least as well as dateparser and timefhuman (all installed)."""
+    """The chosen parser reads the table of phrasings at least as well as dateparser and timefhuman (all installed)."""
     scores = {name: tp.score(name) for name in tp.PARSERS}
     assert all(s is not None for s in scores.values()), 'every candidate parser is a test dependency'
     mine = scores['parsedatetime'][0]

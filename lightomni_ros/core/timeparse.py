@@ -86,7 +86,7 @@ def _local(now: float, tz: _dt.tzinfo | None) -> _dt.datetime:
 
 
 def _parse(text: str, local_now: _dt.datetime) -> list[tuple[_dt.datetime, int, int, int, str]]:
-    """parsedatetime's finds: (time in ``local_now``'s zone, accuracy flags, start, end, words)."""
+    """The finds of parsedatetime: (time in ``local_now``'s zone, accuracy flags, start, end, words)."""
     found = _CAL.nlp(text, sourceTime=local_now.replace(tzinfo=None)) or ()
     return [(t.replace(tzinfo=local_now.tzinfo), ctx.accuracy, a, b, words) for t, ctx, a, b, words in found]
 

@@ -45,7 +45,7 @@ class DrainWatch:
         from lightomni_ros.msg import GlobalState
         from lightomni_ros.nodes.common import LATCHED_QOS
 
-        from .replay import output_name
+        from .names import output_name
 
         #: typed texts sent: topic -> (messages, names of the nodes subscribed to it)
         self.texts: dict[str, tuple[int, set[str]]] = {}

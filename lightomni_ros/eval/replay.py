@@ -30,6 +30,7 @@ from typing import Any
 
 from . import rostypes
 from .bagreader import BagReader, parse_remaps
+from .names import output_name
 from .result import RESULT, score_into, write_result
 
 log = logging.getLogger('lightomni.eval.replay')
@@ -50,14 +51,6 @@ OUTPUTS = {
 #: bag topics not replayed unless --all-topics (they belong to the recording robot's own processes)
 SKIPPED_BY_DEFAULT = ('/rosout', '/parameter_events', '/tf_static')
 OUTPUT_BAG = 'outputs'
-
-
-def output_name(namespace: str, rel: str) -> str:
-    """Absolute name of an output topic."""
-    if rel.startswith('/'):
-        return rel
-    ns = '/' + namespace.strip('/') if namespace.strip('/') else ''
-    return f'{ns}/{rel}'
 
 
 def restamp(data: bytes, offset_ns: int) -> bytes:
