@@ -58,7 +58,7 @@ class Collector:
                                         response=a.response, memory_ids=a.memory_ids, p_speech=a.p_speech,
                                         p_search=a.p_search, speech_end=_stamp(a.speech_end) if a.speech_end
                                         else NS(sec=0, nanosec=0), latency=a.latency_ms, compute_ms=a.compute_ms,
-                                        response_source=a.response_source))
+                                        response_source=a.response_source, sg_version=a.sg_version))
         for t, topic in ev.topics:
             self.add('topics', t, NS(segment_id=topic.segment_id, semantic=topic.semantic,
                                      remembered=topic.remembered, visual=topic.visual, audio=topic.audio,

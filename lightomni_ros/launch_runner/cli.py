@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from .runner import SIGINT_GRACE_S
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``launch`` verb."""
@@ -16,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('arguments', nargs='*', metavar='name:=value', help='launch arguments')
     p.add_argument('--duration', type=float, default=None, help='stop after this many seconds')
     p.add_argument('--log-dir', default=None, help='where node logs go (default: ~/.ros/log/lightomni_launch_<time>)')
-    p.add_argument('--sigint-timeout', type=float, default=5.0, help='seconds to wait after SIGINT before SIGTERM')
+    p.add_argument('--sigint-timeout', type=float, default=SIGINT_GRACE_S,
+                   help='seconds to wait after SIGINT before SIGTERM (a node ends its model call in flight first)')
     p.add_argument('--sigterm-timeout', type=float, default=5.0, help='seconds to wait after SIGTERM before SIGKILL')
     p.add_argument('--transition-timeout', type=float, default=300.0,
                    help='seconds a lifecycle transition may take (models load in configure)')

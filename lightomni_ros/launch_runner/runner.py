@@ -27,6 +27,9 @@ import yaml
 
 from . import shim, shm
 
+#: a node may be inside one model call when Ctrl-C comes (seconds on a busy CPU); it ends that call, then exits
+SIGINT_GRACE_S = 15.0
+
 log = logging.getLogger('lightomni.launch')
 
 
@@ -190,7 +193,8 @@ class Runner:
     """Start, watch and stop a planned set of node processes."""
 
     def __init__(self, nodes: list[NodeProcess], *, log_dir: pathlib.Path, out: TextIO = sys.stdout,
-                 sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, lifecycle_timeout: float = 300.0) -> None:
+                 sigint_timeout: float = SIGINT_GRACE_S, sigterm_timeout: float = 5.0,
+                 lifecycle_timeout: float = 300.0) -> None:
         self.nodes = nodes
         self.log_dir = log_dir
         self.out = out
@@ -338,7 +342,8 @@ def activate_lifecycle_nodes(nodes: list[NodeProcess], stopped: Callable[[], boo
 
 def launch(path: str | os.PathLike, arguments: list[str] | dict[str, str] | None = None, *,
            duration: float | None = None, log_dir: str | os.PathLike | None = None, out: TextIO = sys.stdout,
-           sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, transition_timeout: float = 300.0) -> int:
+           sigint_timeout: float = SIGINT_GRACE_S, sigterm_timeout: float = 5.0,
+           transition_timeout: float = 300.0) -> int:
     """Run a launch file until Ctrl-C/SIGTERM, ``duration`` or a node's exit; return the exit code (see module doc)."""
     args = arguments if isinstance(arguments, dict) else parse_launch_arguments(list(arguments or []))
     stamp = time.strftime('%Y-%m-%d-%H-%M-%S')

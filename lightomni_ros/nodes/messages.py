@@ -149,7 +149,7 @@ def action_msg(d: Decision, source: int, speech_end: Time, stamp: Time, latency:
     a = Action(segment_id=d.segment_id, source=source, p_speech=float(d.p_speech), p_search=float(d.p_search),
                speak=bool(d.speak), search=bool(d.search), response=d.response if d.speak else '',
                memory_ids=list(d.memory_ids), backend=d.backend, speech_end=speech_end,
-               response_source=d.response_source if d.speak else '')
+               response_source=d.response_source if d.speak else '', sg_version=max(0, int(d.sg_version)))
     a.header.stamp = stamp
     a.latency = [StageLatency(stage=k, ms=float(v)) for k, v in latency.items()]
     return a

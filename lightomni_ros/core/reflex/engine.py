@@ -233,6 +233,8 @@ class ReflexEngine:
                                        ('generation', 'response', gen.SYSTEM_RESPONSE)):
                 if role == 'reaction' and self.accelerated is not None:
                     continue        # the exported reflex graph runs the whole prompt; it has no prefix cache
+                if self.preemption.halted():
+                    break           # shutting down: the next start builds it
                 with self.adapters.use(role) as active:
                     key = (active, self.sg_version, kind)
                     if not self.prefixes.has(key):
@@ -372,6 +374,7 @@ class ReflexEngine:
             self.preemption.record(lat['preemption_wait'])
             t0 = time.perf_counter()
             out = self.reflex_pass(seg)
+            sg_version = self.sg_version       # adopted by the pass: the memory this decision sees
             lat['reflex'] = (time.perf_counter() - t0) * 1000
             speak = out.p_speech >= speech_threshold
             search = out.p_search >= search_threshold or speak
@@ -435,7 +438,7 @@ class ReflexEngine:
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
-                        reminders=reminders)
+                        reminders=reminders, sg_version=sg_version)
 
     def _recall(self, seg: SegmentInput, memories: list[MemoryItem], window: TimeWindow, notes: list[str],
                 lat: dict[str, float]) -> tuple[str, str]:

@@ -123,3 +123,5 @@ class Decision:
     response_source: str = ''      # "generated", "extractive" or "template" (msg/Action.msg)
     #: time intents of the utterance, stored when answered, not after the memory pass
     reminders: list[ReminderIntent] = field(default_factory=list)
+    #: version of the global state S_g the reflex pass read (which memory the decision saw)
+    sg_version: int = 0
