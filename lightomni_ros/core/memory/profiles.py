@@ -15,6 +15,8 @@ import numpy as np
 from .store import Store, blob_to_vec, vec_to_blob
 
 FACE_ID = re.compile(r'^<face_\d+>$')
+#: a face id inside text
+FACE_MENTION = re.compile(r'<face_\d+>')
 #: attribute keys the paper names (A.1); others are allowed
 STANDARD_ATTRIBUTES = ('persona', 'demographics', 'occupation', 'preferences', 'relationships')
 
