@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
+from typing import Any, Sequence
 
 from ..dds import apply_defaults as apply_dds_defaults
 from .bench import Report
@@ -81,25 +81,12 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
-def streaming_run(clips: list[str], seconds: float, report: Report, overrides: list[str] = (),
-                  fps: float = 30.0) -> dict[str, Any]:
-    """Run node + feeder; return segments, feeder lines, diagnostics and CPU figures."""
-    import psutil
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.context import Context
-    from rclpy.executors import SingleThreadedExecutor
-
-    from ..launch_runner.lifecycle import LifecycleClient
-    from ..msg import Segment
-    from ..nodes.common import RELIABLE_QOS
-
-    domain = random.randint(120, 200)
-    env = _env(domain)
-    tmp = tempfile.mkdtemp(prefix='lightomni_bench_perception_')
+def node_params(tmp: str, overrides: Sequence[str] = ()) -> str:
+    """config/perception.yaml with a private state file and audio folder and ``KEY=YAML`` overrides; its path."""
     import yaml
 
     from .perception_media import REPO
+
     data = yaml.safe_load((REPO / 'config' / 'perception.yaml').read_text())
     params = data['/**']['ros__parameters']
     params['state_file'] = os.path.join(tmp, 'state.json')
@@ -112,25 +99,73 @@ def streaming_run(clips: list[str], seconds: float, report: Report, overrides: l
         for p in parents:
             node_p = node_p[p]
         node_p[leaf] = yaml.safe_load(value)
-    params_path = os.path.join(tmp, 'perception.yaml')
-    with open(params_path, 'w') as f:
+    path = os.path.join(tmp, 'perception.yaml')
+    with open(path, 'w') as f:
         yaml.safe_dump(data, f)
+    return path
+
+
+class Listener:
+    """A bench node on its own context that records Segment messages and the perception node's diagnostics."""
+
+    def __init__(self, domain: int) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+
+        from ..msg import Segment
+        from ..nodes.common import RELIABLE_QOS
+
+        self.ctx = Context()
+        rclpy.init(context=self.ctx, domain_id=domain)
+        self.node = rclpy.create_node('bench_perception', context=self.ctx)
+        self.segs: list = []
+        self.diags: list = []
+        self.node.create_subscription(Segment, '/lightomni/segments', self.segs.append, RELIABLE_QOS)
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', lambda m: self.diags.extend(
+            s for s in m.status if s.name.endswith('perception')), 10)
+        self.ex = SingleThreadedExecutor(context=self.ctx)
+        self.ex.add_node(self.node)
+        threading.Thread(target=lambda: _spin(self.ex), daemon=True).start()
+
+    def close(self) -> None:
+        """Stop spinning and shut the context down."""
+        import rclpy
+
+        self.ex.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.ctx)
+
+
+def _settle(segs: list, lines: list[dict], settle_s: float) -> None:
+    """Let the last speech spans reach end of speech and ASR, then one more diagnostics period."""
+    from ..msg import Segment
+
+    deadline = time.monotonic() + settle_s
+    n_spans = sum(1 for ln in lines if 'clip' in ln)
+    while time.monotonic() < deadline and \
+            sum(1 for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH) < n_spans:
+        time.sleep(0.2)
+    time.sleep(2.5)
+
+
+def streaming_run(clips: list[str], seconds: float, report: Report, overrides: Sequence[str] = (),
+                  fps: float = 30.0, feed_args: Sequence[str] = (), settle_s: float = 20.0) -> dict[str, Any]:
+    """Run node + feeder; return segments, feeder lines, diagnostics and CPU figures."""
+    import psutil
+
+    from ..launch_runner.lifecycle import LifecycleClient
+
+    domain = random.randint(120, 200)
+    env = _env(domain)
+    tmp = tempfile.mkdtemp(prefix='lightomni_bench_perception_')
+    params_path = node_params(tmp, overrides)
     log = open(os.path.join(tmp, 'node.log'), 'wb')
     node = subprocess.Popen([sys.executable, '-m', 'lightomni_ros.nodes.perception', '--ros-args', '-r',
                              '__ns:=/lightomni', '--params-file', params_path], env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=domain)
-    rnode = rclpy.create_node('bench_perception', context=ctx)
-    segs: list = []
-    diags: list = []
-    rnode.create_subscription(Segment, '/lightomni/segments', segs.append, RELIABLE_QOS)
-    rnode.create_subscription(DiagnosticArray, '/diagnostics',
-                              lambda m: diags.extend(s for s in m.status if s.name.endswith('perception')), 10)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(rnode)
-    spin = threading.Thread(target=lambda: _spin(ex), daemon=True)
-    spin.start()
+    lis = Listener(domain)
     feeder = None
     try:
         with LifecycleClient(domain) as lc:
@@ -142,32 +177,22 @@ def streaming_run(clips: list[str], seconds: float, report: Report, overrides: l
         feeder = subprocess.Popen([sys.executable, '-m', 'lightomni_ros.eval.perception_media', 'feed', *clips,
                                    '--size', '640x480', '--fps', str(fps), '--gap-s', '1.5',
                                    '--still', 'faces/public_figures/barack_obama_4.jpg',
-                                   '--min-duration', str(seconds)], env=env, stdout=subprocess.PIPE,
+                                   '--min-duration', str(seconds), *feed_args], env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-        lines = []
         cpu0, t0 = proc.cpu_times(), time.monotonic()
-        for line in feeder.stdout:
-            lines.append(json.loads(line))
+        lines = [json.loads(line) for line in feeder.stdout]
         feeder.wait()
         cpu1, t1 = proc.cpu_times(), time.monotonic()
-        # Let the last speech span reach end-of-speech and ASR, then one more diagnostics period.
-        deadline = time.monotonic() + 20
-        n_spans = sum(1 for ln in lines if 'clip' in ln)
-        while time.monotonic() < deadline and \
-                sum(1 for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH) < n_spans:
-            time.sleep(0.2)
-        time.sleep(2.5)
+        _settle(lis.segs, lines, settle_s)
         cpu = 100.0 * ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / (t1 - t0)
-        return {'segments': list(segs), 'lines': lines, 'diag': diags[-1] if diags else None, 'cpu': cpu,
-                'wall': t1 - t0, 'tmp': tmp}
+        return {'segments': list(lis.segs), 'lines': lines, 'diag': lis.diags[-1] if lis.diags else None,
+                'cpu': cpu, 'wall': t1 - t0, 'tmp': tmp}
     finally:
         if feeder is not None:
             _stop(feeder)
         _stop(node)
         log.close()
-        ex.shutdown()
-        rnode.destroy_node()
-        rclpy.try_shutdown(context=ctx)
+        lis.close()
 
 
 def _spin(ex: Any) -> None:

@@ -11,6 +11,7 @@ that face. Counters of what was dropped come back for diagnostics.
 from __future__ import annotations
 
 import collections
+import time
 from typing import Sequence
 
 import numpy as np
@@ -46,7 +47,9 @@ class Hearing:
         seg.set_transcript(tr.text, tr.words, tr.language, offset)
         events: list[VoiceEvent] = []
         if self.tracker is not None and tr.duration > 0:
+            t0 = time.perf_counter()
             turns, events = self.tracker.turns(audio)
+            counts['voice_ms_total'] += (time.perf_counter() - t0) * 1000.0
             seg.turns = self._turns(seg, turns, tr.words, offset, events)
             counts['voice_turns'] += len(seg.turns)
             counts['voice_turns_unknown'] += sum(1 for t in seg.turns if not t.voice_id)

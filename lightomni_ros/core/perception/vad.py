@@ -179,12 +179,13 @@ class StreamingVad:
 
     def _best_cut(self) -> int:
         """The middle of the longest pause in the last ``cut_search_s`` (else the least likely window)."""
-        lo = self.pos - int(self.cfg.cut_search_s * RATE)
+        lo = self.pos - int(min(self.cfg.cut_search_s, self.cfg.max_speech_s / 2) * RATE)
         pauses = [(b - a, (a + b) // 2) for a, b in self.pauses(min_ms=WINDOW * 1000 / RATE) if a >= lo]
         if pauses:
             return max(pauses)[1] // WINDOW * WINDOW
         k0 = max(1, (lo - self._speech_start) // WINDOW)
-        k = k0 + int(np.argmin(self._probs[k0:]))
+        tail = np.asarray(self._probs[k0:])
+        k = k0 + len(tail) - 1 - int(np.argmin(tail[::-1]))        # the latest of the least likely windows
         return self._speech_start + k * WINDOW
 
     def split(self, at: int, reason: str) -> list[tuple[str, object]]:
