@@ -22,6 +22,7 @@ import time
 from typing import Any
 
 from .bench import Report
+from .bench_perception import diag_values
 from .conversations import RATIOS, Conversation, build, meeting, write
 from .hearing_scores import (collapsed, dominant_voice, frame_pairs, kept, purity_coverage, text_between)
 from .perception_media import media_dir, wer
@@ -54,7 +55,7 @@ def offline(convs: list[Conversation], model: str = '', threads: int = 2) -> tup
 def stream(convs: list[Conversation], report: Report, overrides: list[str]) -> dict[str, Any]:
     """Feed every conversation through the perception node at 1x; segments (core records) and clip windows."""
     from ..nodes.messages import segment_from_msg
-    from .bench_perception import streaming_run
+    from .bench_perception import streaming_run  # noqa: I100 - rclpy is imported only when the node runs
 
     res = streaming_run([c.path for c in convs], 0.0, report, overrides, fps=0.0,
                         feed_args=['--gap-s', '2.0'], settle_s=60.0)
@@ -63,12 +64,13 @@ def stream(convs: list[Conversation], report: Report, overrides: list[str]) -> d
     return res
 
 
-def _voices(convs: list[Conversation], res: dict[str, Any], ref_speakers: bool) -> collections.Counter:
+def _voices(convs: list[Conversation], res: dict[str, Any]) -> collections.Counter:
+    """(conversation|speaker, voice) frame counts of every conversation."""
     turns = [(t.voice_id, s.start + t.start, s.start + t.end) for s in res['records'] for t in s.turns]
     pairs: collections.Counter = collections.Counter()
     for c in convs:
         t0, t1 = res['windows'][c.path]
-        truth = [(p.speaker if ref_speakers else p.speaker, t0 + p.start, t0 + p.end) for p in c.placed]
+        truth = [(p.speaker, t0 + p.start, t0 + p.end) for p in c.placed]
         pairs.update({(f'{c.name}|{r}', h): n for (r, h), n in
                       frame_pairs(truth, turns, t0, t1, skip=frozenset({'grid'})).items()})
     return pairs
@@ -82,7 +84,8 @@ def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], r
         t0, t1 = res['windows'][c.path]
         hyp = text_between(recs, t0, t1)
         text, words = off[c.name]
-        a, b = collapsed(recs, [(t0 + t, w) for t, w in words])
+        mine = [r for r in recs if r.speech_end > t0 and r.speech_start < t1]
+        a, b = collapsed(mine, [(t0 + t, w) for t, w in words])
         bad, checked = bad + a, checked + b
         keys = ['meeting'] if c.kind == 'meeting' else \
             ['conversations', f'split.{c.name.split("/")[0]}'] + ([f'ratio.{c.ratio:g}'] if c.ratio is not None else
@@ -107,7 +110,7 @@ def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], r
 
 def score_voices(mixed: list[Conversation], meet: Conversation | None, res: dict[str, Any], report: Report) -> None:
     """Purity and coverage of the voice ids against the known speakers; the same voice across recordings."""
-    pairs = _voices(mixed, res, True)
+    pairs = _voices(mixed, res)
     merged = collections.Counter()
     for (r, h), n in pairs.items():
         merged[(r.split('|')[1], h)] += n
@@ -122,21 +125,14 @@ def score_voices(mixed: list[Conversation], meet: Conversation | None, res: dict
                   f'speakers whose recordings all carry one voice id: {same}')
     if meet is not None:
         mp, mc = purity_coverage(collections.Counter({(r.split('|')[1], h): n for (r, h), n in
-                                                      _voices([meet], res, True).items()}))
+                                                      _voices([meet], res).items()}))
         report.figure('meeting.voice.purity', round(mp, 4), '', 'AMI clip against its manual speaker turns')
         report.figure('meeting.voice.coverage', round(mc, 4))
 
 
 def score_node(res: dict[str, Any], audio_s: float, report: Report) -> None:
     """Audio dropped, real-time factors and what was discarded (from the node's diagnostics)."""
-    d = res['diag']
-    vals = {kv.key: kv.value for kv in d.values} if d is not None else {}
-
-    def num(key: str) -> float:
-        try:
-            return float(vals.get(key, 0) or 0)
-        except ValueError:
-            return 0.0
+    vals, num = diag_values(res)
     done = next((ln for ln in res['lines'] if ln.get('done')), {})
     published, received = int(done.get('audio_chunks', 0)), int(num('audio_chunks'))
     report.figure('audio_dropped', max(0, published - received) + int(num('audio_dropped')), 'chunks',
@@ -146,6 +142,8 @@ def score_node(res: dict[str, Any], audio_s: float, report: Report) -> None:
                   f'VAD + cuts + ASR + voices per audio second ({seconds:.0f} s, 2 shared cores)')
     for key in ('vad', 'asr', 'voice'):
         report.figure(f'rtf_stage.{key}', round(num(f'{key}_ms_total') / 1000 / max(seconds, 1e-9), 4), 'x')
+    report.figure('rtf_cpu', round(res['cpu_s'] / max(seconds, 1e-9), 4), 'x',
+                  'CPU seconds of the node process per audio second, until its queues were empty (all threads)')
     report.figure('cpu_percent', round(res['cpu'], 1), '%', 'node process (100 = one core)')
     for key in sorted(vals):
         if key.startswith(('asr_dropped', 'asr_fallbacks', 'asr_context', 'asr_spans_too_short', 'vad_cuts',

@@ -22,7 +22,7 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..dds import apply_defaults as apply_dds_defaults
 from .bench import Report
@@ -138,14 +138,23 @@ class Listener:
         rclpy.try_shutdown(context=self.ctx)
 
 
-def _settle(segs: list, lines: list[dict], settle_s: float) -> None:
-    """Let the last speech spans reach end of speech and ASR, then one more diagnostics period."""
+def _settle(lis: Listener, lines: list[dict], settle_s: float) -> None:
+    """Let the last speech reach end of speech and ASR: every clip has an end-of-speech segment and the node's
+    queues are empty with no new segment for 3 s (at most ``settle_s``), then one more diagnostics period."""
     from ..msg import Segment
 
     deadline = time.monotonic() + settle_s
     n_spans = sum(1 for ln in lines if 'clip' in ln)
-    while time.monotonic() < deadline and \
-            sum(1 for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH) < n_spans:
+    last_n, quiet_since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        segs = lis.segs
+        if len(segs) != last_n:
+            last_n, quiet_since = len(segs), time.monotonic()
+        vals = {kv.key: kv.value for kv in lis.diags[-1].values} if lis.diags else {}
+        idle = vals.get('output_queue') == '0' and vals.get('audio_queue') == '0'
+        if sum(1 for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH) >= n_spans and idle and \
+                time.monotonic() - quiet_since > 3.0:
+            break
         time.sleep(0.2)
     time.sleep(2.5)
 
@@ -183,16 +192,31 @@ def streaming_run(clips: list[str], seconds: float, report: Report, overrides: S
         lines = [json.loads(line) for line in feeder.stdout]
         feeder.wait()
         cpu1, t1 = proc.cpu_times(), time.monotonic()
-        _settle(lis.segs, lines, settle_s)
+        _settle(lis, lines, settle_s)
+        cpu2 = proc.cpu_times()
         cpu = 100.0 * ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / (t1 - t0)
         return {'segments': list(lis.segs), 'lines': lines, 'diag': lis.diags[-1] if lis.diags else None,
-                'cpu': cpu, 'wall': t1 - t0, 'tmp': tmp}
+                'cpu': cpu, 'wall': t1 - t0, 'tmp': tmp,
+                'cpu_s': (cpu2.user - cpu0.user) + (cpu2.system - cpu0.system)}
     finally:
         if feeder is not None:
             _stop(feeder)
         _stop(node)
         log.close()
         lis.close()
+
+
+def diag_values(res: dict[str, Any]) -> tuple[dict[str, str], Callable[[str], float]]:
+    """The node's last diagnostics of a run as {key: value} and a reader of numbers (0 when absent)."""
+    d = res['diag']
+    vals = {kv.key: kv.value for kv in d.values} if d is not None else {}
+
+    def num(key: str) -> float:
+        try:
+            return float(vals.get(key, 0) or 0)
+        except ValueError:
+            return 0.0
+    return vals, num
 
 
 def _spin(ex: Any) -> None:
@@ -240,15 +264,7 @@ def run(args: argparse.Namespace, report: Report) -> None:
     report.figure('wer_streaming', round(w_stream, 4), '', 'through the node, real-time chunks')
     report.figure('wer_offline', round(w_off, 4), '', 'whole files, same model')
     report.note(f'streaming - offline WER: {100 * (w_stream - w_off):+.1f} points (target <= +2)')
-    d = res['diag']
-    vals = {kv.key: kv.value for kv in d.values} if d is not None else {}
-
-    def num(key: str) -> float:
-        try:
-            return float(vals.get(key, 0) or 0)
-        except ValueError:
-            return 0.0
-
+    vals, num = diag_values(res)
     done = next((ln for ln in res['lines'] if ln.get('done')), {})
     stream_s = float(done.get('seconds', res['wall']))
     audio_s = num('audio_seconds') or stream_s

@@ -270,9 +270,7 @@ class ConsolidationRuntime:
         """New identity / embedding update reported by perception."""
         if not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
-        emb = np.asarray(embedding, np.float32) if embedding is not None and len(embedding) else None
-        if emb is not None and not np.all(np.isfinite(emb)):
-            raise RequestError('face embedding is not finite')
+        emb = _embedding(embedding, 'face')
         m = self.memory
         with m.lock, m.store.transaction():
             m.store.bump('gallery.version')
@@ -298,9 +296,7 @@ class ConsolidationRuntime:
             raise RequestError(f'unknown voice op {op!r}')
         if face_id and not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
-        emb = np.asarray(embedding, np.float32) if embedding is not None and len(embedding) else None
-        if emb is not None and not np.all(np.isfinite(emb)):
-            raise RequestError('voice embedding is not finite')
+        emb = _embedding(embedding, 'voice')
         m = self.memory
         with m.lock, m.store.transaction():
             m.store.bump('voices.version')
@@ -324,6 +320,14 @@ class ConsolidationRuntime:
     def disk_bytes(self) -> int:
         """Bytes on disk."""
         return self.memory.disk_bytes()
+
+
+def _embedding(values: Sequence[float] | None, what: str) -> np.ndarray | None:
+    """An identity's embedding as float32 (None when empty); RequestError when it is not finite."""
+    emb = np.asarray(values, np.float32) if values is not None and len(values) else None
+    if emb is not None and not np.all(np.isfinite(emb)):
+        raise RequestError(f'{what} embedding is not finite')
+    return emb
 
 
 def _resolved(e: SemanticEntry | EpisodicEntry, who: dict[str, str]) -> SemanticEntry | EpisodicEntry:

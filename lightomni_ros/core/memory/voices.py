@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .profiles import unit
 from .store import Store, blob_to_vec, vec_to_blob
 
 VOICE_ID = re.compile(r'^<voice_\d+>$')
@@ -80,9 +81,7 @@ def apply_event(store: Store, op: str, voice_id: str, embedding: np.ndarray | No
     """Record a new voice, an embedding update or a face link from perception; return the stored voice."""
     v = get(store, voice_id) or VoiceRecord(voice_id=voice_id, first_heard=now)
     if embedding is not None and len(embedding):
-        e = np.asarray(embedding, np.float32)
-        v.embedding = e / max(float(np.linalg.norm(e)), 1e-12)
-        v.embedding_backend = backend
+        v.embedding, v.embedding_backend = unit(embedding), backend
     v.observations = max(v.observations, float(observations))
     if face_id and (op == 'link' or not v.face_id):
         v.face_id = face_id

@@ -65,8 +65,9 @@ class AsrConfig:
                                  '(compression ratio > 2.4) or is improbable (mean log-probability < -1).')
     max_repeats: int = param(4, 'A phrase of 1-4 words repeated more often in a row is a decoding loop: the extra '
                                 'copies are dropped (counted); real repetition ("no, no, no") stays.', min=2)
-    no_speech_drop: float = param(0.8, 'A decoded piece of at most 3 words with a no-speech probability above this '
-                                       'and a mean log-probability under -1 is dropped (counted); 1 keeps all.',
+    no_speech_drop: float = param(0.6, 'A decoded piece with a no-speech probability above this is dropped '
+                                       '(counted) when its words look hallucinated (improbable, squeezed into '
+                                       'milliseconds) or it is at most 3 improbable words; 1 keeps all.',
                                   min=0.0, max=1.0)
 
 
@@ -143,7 +144,8 @@ _TOKEN = re.compile(r"[\w']+")
 
 
 def _key(w: Word) -> str:
-    return ' '.join(_TOKEN.findall(w.word.lower()))
+    # punctuation-only "words" (". . . .") are keys too: a loop of dots is a loop
+    return ' '.join(_TOKEN.findall(w.word.lower())) or w.word.strip()
 
 
 def drop_loops(words: list[Word], max_repeats: int) -> tuple[list[Word], int]:
@@ -218,7 +220,8 @@ class Transcriber:
         """Transcribe one span (the whole array) with word timings.
 
         ``start``/``end`` (sensor seconds) place the span in time: the previous span's text is its prompt when
-        they are close, and this one's text becomes the next prompt.
+        they are close, and this one's text becomes the next prompt. A decode with a prompt that had to be cleaned
+        (a loop, a hallucination) is done again without it and the cleaner of the two is kept.
         """
         audio = np.asarray(audio, np.float32)
         duration = len(audio) / 16000.0
@@ -227,31 +230,57 @@ class Transcriber:
             counts['asr_spans_too_short'] += 1
             counts['asr_too_short_s'] += duration
             return Transcript('', [], self.cfg.language, duration, dict(counts))
-        language = self.cfg.language or None
-        if not self.multilingual:
-            language = 'en'
         prompt = self.prompt_for(start)
-        counts['asr_context_prompts'] += prompt is not None
+        words, c, language = self._decode(audio, prompt)
+        if prompt is not None:
+            counts['asr_context_prompts'] += 1
+            if c['asr_dropped_words'] or c['asr_unresolved_loops']:
+                counts['asr_context_retries'] += 1
+                words2, c2, language2 = self._decode(audio, None)
+                if c2['asr_dropped_words'] + c2['asr_unresolved_loops'] <= \
+                        c['asr_dropped_words'] + c['asr_unresolved_loops']:
+                    words, c, language = words2, c2, language2
+        counts.update(c)
+        text = words_text(words)
+        if end is not None:
+            self._context = (end, text)
+        return Transcript(text, words, language, duration, {k: v for k, v in counts.items() if v})
+
+    def _decode(self, audio: np.ndarray, prompt: str | None) -> tuple[list[Word], collections.Counter, str]:
+        """One faster-whisper decode, cleaned: (words, counts, language)."""
+        cfg = self.cfg
+        language = 'en' if not self.multilingual else (cfg.language or None)
         segments, info = self.model.transcribe(
-            audio, language=language, beam_size=self.cfg.beam_size, word_timestamps=True, vad_filter=False,
+            audio, language=language, beam_size=cfg.beam_size, word_timestamps=True, vad_filter=False,
             condition_on_previous_text=True, without_timestamps=False, initial_prompt=prompt,
-            temperature=list(_TEMPERATURES if self.cfg.fallback else _TEMPERATURES[:1]),
+            temperature=list(_TEMPERATURES if cfg.fallback else _TEMPERATURES[:1]),
             compression_ratio_threshold=2.4, log_prob_threshold=-1.0, no_speech_threshold=None,
-            hotwords=' '.join(self.names) if self.names and self.cfg.name_hints else None)
+            hotwords=' '.join(self.names) if self.names and cfg.name_hints else None)
+        counts: collections.Counter[str] = collections.Counter()
         words: list[Word] = []
         for seg in segments:
             seg_words = [Word(w.word, float(w.start), float(w.end), float(w.probability)) for w in seg.words or []]
             counts['asr_fallbacks'] += seg.temperature > 0
-            if len(seg_words) <= 3 and seg.no_speech_prob > self.cfg.no_speech_drop and seg.avg_logprob < -1.0:
+            counts['asr_unresolved_loops'] += seg.compression_ratio > 2.4
+            if seg.no_speech_prob > cfg.no_speech_drop and (anomaly(seg_words) >= 3 or
+                                                            (len(seg_words) <= 3 and seg.avg_logprob < -1.0)):
                 counts['asr_dropped_no_speech'] += 1
                 counts['asr_dropped_words'] += len(seg_words)
                 continue
             words += seg_words
-        words, looped = drop_loops(words, self.cfg.max_repeats)
+        words, looped = drop_loops(words, cfg.max_repeats)
         counts['asr_dropped_repeats'] += looped
         counts['asr_dropped_words'] += looped
-        text = words_text(words)
-        if end is not None:
-            self._context = (end, text)
-        return Transcript(text, words, info.language or (language or ''), duration,
-                          {k: v for k, v in counts.items() if v})
+        return words, counts, info.language or (language or '')
+
+
+def anomaly(words: list[Word]) -> float:
+    """How unlike spoken words a decoded piece is: improbable words and words squeezed into a few milliseconds (or
+    stretched over seconds) each add to it, the way hallucinated text ("Thank you for watching!") comes out."""
+    score = 0.0
+    for w in words:
+        if not _TOKEN.search(w.word):
+            continue
+        d = w.end - w.start
+        score += (w.probability < 0.15) + max(0.0, 0.133 - d) * 15 + max(0.0, d - 2.0)
+    return score

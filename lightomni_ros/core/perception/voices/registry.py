@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..faces.registry import nearest
 from .encoder import similarity
 
 VOICE_ID = re.compile(r'^<voice_(\d+)>$')
@@ -85,14 +86,9 @@ class VoiceRegistry:
     def match(self, embedding: np.ndarray) -> tuple[str, float] | None:
         """Most similar voice at or above the threshold: (voice_id, similarity)."""
         with self._lock:
-            best = None
-            for v in self.voices.values():
-                if v.embedding.shape != embedding.shape:
-                    continue
-                s = similarity(embedding, v.embedding)
-                if s >= self.threshold and (best is None or s > best[1]):
-                    best = (v.voice_id, s)
-            return best
+            hit = nearest(embedding, ((k, v.embedding) for k, v in self.voices.items()),
+                          lambda a, b: 1.0 - similarity(a, b), 1.0 - self.threshold + 1e-9)
+            return None if hit is None else (hit[0], 1.0 - hit[1])
 
     def create(self, embedding: np.ndarray, seconds: float) -> VoiceEvent:
         """A new identity for a voice heard for ``seconds``."""
