@@ -78,7 +78,8 @@ def _voices(convs: list[Conversation], res: dict[str, Any]) -> collections.Count
 
 def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], report: Report) -> None:
     """Word, content and collapse figures of the mixed set and the meeting."""
-    recs, groups = res['records'], collections.defaultdict(lambda: {'ws': [], 'wo': [], 'k': [0, 0]})
+    recs = res['records']
+    groups = collections.defaultdict(lambda: {'ws': [], 'wo': [], 'k': [0, 0], 'ks': [0, 0], 'ko': [0, 0]})
     bad = checked = 0
     for c in convs:
         t0, t1 = res['windows'][c.path]
@@ -94,7 +95,8 @@ def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], r
             g = groups[key]
             g['ws'].append((c.reference, hyp))
             g['wo'].append((c.reference, text))
-            g['k'] = [x + y for x, y in zip(g['k'], kept(hyp, text))]
+            for k, (h, r) in (('k', (hyp, text)), ('ks', (hyp, c.reference)), ('ko', (text, c.reference))):
+                g[k] = [x + y for x, y in zip(g[k], kept(h, r))]
         if hyp.strip() != text.strip():
             report.note(f'{c.name}: streaming {hyp!r} / offline {text!r}')
     for key, g in sorted(groups.items()):
@@ -103,6 +105,9 @@ def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], r
         if key != 'meeting':
             report.figure(f'{base}.wer_streaming', round(wer(g['ws']), 4))
             report.figure(f'{base}.wer_offline', round(wer(g['wo']), 4))
+            for k, who in (('ks', 'streaming'), ('ko', 'offline')):
+                report.figure(f'{base}.known_recall_{who}', round(g[k][0] / max(g[k][1], 1), 4), '',
+                              'content words of the known transcript that the decode holds')
         report.figure(f'{base}.content_recall_ratio', round(g['k'][0] / max(g['k'][1], 1), 4), '',
                       f'{g["k"][0]} of {g["k"][1]} content words of the offline decode')
     report.figure('collapsed_segments', bad, '', f'of {checked} segments with 10 s of speech or more')
