@@ -61,6 +61,7 @@ class Turn:
     voice_id: str = ''
     similarity: float = 0.0
     embedding: np.ndarray | None = field(default=None, repr=False)
+    windows: np.ndarray | None = field(default=None, repr=False)      # the turn's window embeddings
 
 
 def _smooth(labels: list[int], centres: np.ndarray, emb: np.ndarray, min_turn_s: float, hop: float) -> list[int]:
@@ -126,7 +127,8 @@ class TurnTracker:
             start = 0.0 if i == 0 else float(centres[i - 1] + centres[i]) / 2
             end = dur if j == len(labels) - 1 else float(centres[j] + centres[j + 1]) / 2
             m = emb[i:j + 1].mean(axis=0)
-            turns.append(Turn(start=start, end=max(start, min(end, dur)), embedding=m / max(np.linalg.norm(m), 1e-9)))
+            turns.append(Turn(start=start, end=max(start, min(end, dur)), embedding=m / max(np.linalg.norm(m), 1e-9),
+                              windows=emb[i:j + 1]))
             i = j + 1
         events = [ev for t in turns for ev in self._identify(t)]
         return _merge(turns), events
@@ -138,6 +140,18 @@ class TurnTracker:
             t.voice_id, t.similarity = hit
             ev = self.registry.observe(t.voice_id, t.embedding, seconds)
             return [ev] if ev is not None else []
+        # a turn that mixes a known voice with another (speech over speech) may match nothing as a whole: it is the
+        # known voice when most of its windows are, and no new voice is made of the mixture
+        votes = [self.registry.match(w) for w in (t.windows if t.windows is not None else [])]
+        ids = [v[0] for v in votes if v is not None]
+        top = max(set(ids), key=ids.count) if ids else ''
+        if top and ids.count(top) * 2 >= len(votes):
+            t.voice_id = top
+            t.similarity = max(v[1] for v in votes if v is not None and v[0] == top)
+            ev = self.registry.observe(top, t.embedding, seconds)
+            return [ev] if ev is not None else []
+        if ids:
+            return []       # partly a known voice: too mixed to be a new one
         if seconds >= self.cfg.min_new_s:
             ev = self.registry.create(t.embedding, seconds)
             t.voice_id, t.similarity = ev.voice_id, 1.0
