@@ -6,8 +6,9 @@ A thin driver of :class:`~lightomni_ros.core.perception.runtime.PerceptionRuntim
 validate cheap fields and queue work. Three worker threads do the rest: audio (the runtime's VAD and segment
 boundaries; its queue holds minutes, so audio is never dropped), frames (decoding, then the runtime's keyframe
 filters, features and faces; a bounded queue whose overflow drops frames, counted), and output (the runtime's ASR of
-each speech span, then publication in segment order). Models load in ``on_configure``; the face gallery comes from the
-``list_profiles`` service when it answers and stays current from the latched ``faces/gallery`` topic.
+each speech span and its speaker turns, then publication in segment order and of new voices on ``voices/identity``).
+Models load in ``on_configure``; the face gallery comes from the ``list_profiles`` service when it answers and stays
+current from the latched ``faces/gallery`` topic, the voice registry from the latched ``voices/gallery``.
 """
 
 from __future__ import annotations

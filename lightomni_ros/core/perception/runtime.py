@@ -240,9 +240,11 @@ class PerceptionRuntime:
 
     def sync_voices(self, entries: Iterable[VoiceGalleryEntry], version: int | None = None) -> list[str]:
         """Adopt the stored voices (names, face links); voices it no longer holds are dropped (returned)."""
+        entries = list(entries)
+        self.asr.learn_names(e.name for e in entries if e.name)     # names heard only, as hints too
         if self.voices is None:
             return []
-        return self.voices.sync(list(entries), version)
+        return self.voices.sync(entries, version)
 
     def forget_voice(self, voice_id: str) -> bool:
         """Drop a forgotten voice."""
