@@ -124,8 +124,11 @@ def score_voices(mixed: list[Conversation], meet: Conversation | None, res: dict
     report.figure('voice.coverage', round(c, 4))
     same = {}
     for spk in ('lj', 'jfk'):
-        doms = {dominant_voice(pairs, f'{cv.name}|{spk}') for cv in mixed} - {''}
-        same[spk] = len(doms) == 1
+        doms = {cv.name: dominant_voice(pairs, f'{cv.name}|{spk}') for cv in mixed}
+        doms = {k: v for k, v in doms.items() if v}
+        same[spk] = len(set(doms.values())) == 1
+        if not same[spk]:
+            report.note(f'{spk} carries several voice ids: {doms}')
     report.figure('voice.same_across_recordings', round(sum(same.values()) / len(same), 4), '',
                   f'speakers whose recordings all carry one voice id: {same}')
     if meet is not None:
