@@ -59,7 +59,9 @@ class AsrConfig:
                                 '"the rock"); 0 disables.', min=0)
     context: bool = param(True, 'Prompt each span with the text of the previous one when it ended at most '
                                 'context_gap_s before (a sentence cut in two keeps its words).')
-    context_gap_s: float = param(3.0, 'Largest silence between two spans that still carries the context.', min=0.0)
+    context_gap_s: float = param(0.5, 'Largest silence between two spans that still carries the context: below '
+                                      'vad.min_silence_ms, only spans the VAD cut (not ended) carry it; the prompt '
+                                      'of an unrelated utterance misleads Whisper.', min=0.0)
     context_words: int = param(48, 'Most words of the previous span used as the prompt.', min=1)
     fallback: bool = param(True, 'Decode again at temperatures 0.2 ... 1.0 when a window repeats itself '
                                  '(compression ratio > 2.4) or is improbable (mean log-probability < -1).')

@@ -36,9 +36,9 @@ class VoicesConfig:
     min_new_s: float = param(2.0, 'Seconds of an unknown voice in one turn before it becomes a new identity.',
                              min=0.5)
     split_on_change: bool = param(True, 'Cut a long speech span at a pause where the voice changes.')
-    change_threshold: float = param(0.6, 'Similarity of the voice before and after a pause under which the speaker '
+    change_threshold: float = param(0.5, 'Similarity of the voice before and after a pause under which the speaker '
                                          'changed.', min=0.0, max=1.0)
-    probe_s: float = param(1.6, 'Seconds of audio on each side of a pause compared for a change of speaker.',
+    probe_s: float = param(2.0, 'Seconds of audio on each side of a pause compared for a change of speaker.',
                            min=0.5)
     min_split_s: float = param(4.0, 'A span is cut at a change of speaker only once it holds this many seconds.',
                                min=1.0)
