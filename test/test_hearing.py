@@ -1,7 +1,10 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Hearing conversations: VAD cuts that keep every sample, ASR filters, voices (real encoder on real recordings),
-the voice registry, voices in memory (SQLite, real embedder), who said what in Topics, and the hearing scores."""
+"""Hearing conversations: VAD cuts, ASR filters, voices, the voice registry, voices in memory, who said what.
+
+Cuts that keep every sample, the real voice encoder on real recordings, voices in memory on real SQLite with the real
+embedder, who said what in Topics, and the hearing scores.
+"""
 
 from __future__ import annotations
 

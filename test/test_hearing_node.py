@@ -1,7 +1,10 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Voices through the perception node across processes: a stored voice is recognised in the Segment's turns, a
-forgotten one is dropped and heard again as a new voice (a new id, never reused), reported on voices/identity."""
+"""Voices through the perception node across processes.
+
+A stored voice is recognised in the Segment's turns; a forgotten one is dropped and heard again as a new voice (a new
+id, never reused), reported on voices/identity.
+"""
 
 from __future__ import annotations
 

@@ -139,8 +139,11 @@ class Listener:
 
 
 def _settle(lis: Listener, lines: list[dict], settle_s: float) -> None:
-    """Let the last speech reach end of speech and ASR: every clip has an end-of-speech segment and the node's
-    queues are empty with no new segment for 3 s (at most ``settle_s``), then one more diagnostics period."""
+    """Let the last speech reach end of speech and ASR.
+
+    Every clip has an end-of-speech segment and the node's queues are empty with no new segment for 3 s (at most
+    ``settle_s``), then one more diagnostics period.
+    """
     from ..msg import Segment
 
     deadline = time.monotonic() + settle_s

@@ -50,8 +50,11 @@ def kept(stream: str, offline: str) -> tuple[int, int]:
 
 def collapsed(segs: Iterable[SegmentData], offline_words: Sequence[tuple[float, str]], min_speech_s: float = 10.0,
               ratio: float = 0.5) -> tuple[int, int]:
-    """(segments with ``min_speech_s`` of speech that hold fewer than ``ratio`` of the offline words of their span,
-    segments checked). ``offline_words`` are (time, word) of the whole-file decode in the same sensor time."""
+    """Count (collapsed segments, segments checked).
+
+    A segment with ``min_speech_s`` of speech collapsed when it holds fewer than ``ratio`` of the offline words of
+    its span. ``offline_words`` are (time, word) of the whole-file decode in the same sensor time.
+    """
     bad = checked = 0
     for s in segs:
         if s.speech_duration < min_speech_s:
@@ -80,8 +83,11 @@ def frame_pairs(truth: Sequence[tuple[str, float, float]], turns: Sequence[tuple
 
 
 def purity_coverage(pairs: collections.Counter) -> tuple[float, float]:
-    """Cluster purity (each voice's share of its main speaker) and coverage (each speaker's share of its main
-    voice), over frames; an uncovered frame counts as its own voice ''."""
+    """Cluster purity and coverage over frames.
+
+    Purity: each voice's share of its main speaker; coverage: each speaker's share of its main voice. An uncovered
+    frame counts as its own voice ''.
+    """
     total = sum(pairs.values())
     if not total:
         return 0.0, 0.0

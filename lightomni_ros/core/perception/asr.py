@@ -277,8 +277,11 @@ class Transcriber:
 
 
 def anomaly(words: list[Word]) -> float:
-    """How unlike spoken words a decoded piece is: improbable words and words squeezed into a few milliseconds (or
-    stretched over seconds) each add to it, the way hallucinated text ("Thank you for watching!") comes out."""
+    """How unlike spoken words a decoded piece is.
+
+    Improbable words and words squeezed into a few milliseconds (or stretched over seconds) each add to it, the way
+    hallucinated text ("Thank you for watching!") comes out.
+    """
     score = 0.0
     for w in words:
         if not _TOKEN.search(w.word):
