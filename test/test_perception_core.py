@@ -330,7 +330,7 @@ def test_encoder_export_is_keyed_by_the_weights_content(tmp_path) -> None:
     """A new virtual environment installing the same weights reuses the cached ONNX export instead of adding one."""
     import os
 
-    from lightomni_ros.core.perception.frames import _weights_key
+    from lightomni_ros.core.models import content_key as _weights_key
 
     a, b, c = tmp_path / 'a.pth', tmp_path / 'venv2' / 'a.pth', tmp_path / 'c.pth'
     b.parent.mkdir()

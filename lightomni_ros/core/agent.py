@@ -35,6 +35,7 @@ from .embedding import TextEmbedder, text_embedder
 from .memory.store import ReminderRow
 from .perception.faces import IdentityEvent
 from .perception.runtime import GalleryEntry, PendingSegment, PerceptionConfigs, PerceptionRuntime
+from .perception.voices import VoiceEvent, VoiceGalleryEntry
 from .reflex.engine import ReflexEngine
 from .reflex.people import PersonSeen
 from .reflex.retrieval import MemoryQuery, entry_item, profile_item
@@ -164,6 +165,7 @@ class LightOmni:
                                                         name=p.name)
                                            for p in self.memory.profiles() if p.embedding is not None],
                                           self.memory.gallery_version())
+            self._sync_voices()
         log.info('LightOmni ready in %.1f s: backbone %s, memory %s', time.perf_counter() - t0,
                  self.engine.backbone.describe().get('name'), self.memory.memory.dir)
 
@@ -207,6 +209,8 @@ class LightOmni:
         self._sleep_ready = keep
         if done:
             self._warm()       # the reflex node builds the new S_g's prefixes in sleep time too
+            if self.perception is not None:
+                self._sync_voices()     # names learned from introductions
         return done
 
     @property
@@ -313,6 +317,8 @@ class LightOmni:
         t0 = time.perf_counter()
         seg = self.perception.finish(pending) if self.perception is not None else pending.segment
         asr_ms = (time.perf_counter() - t0) * 1000.0
+        if self.perception is not None:
+            self._voices(self.perception.take_voice_events())
         ev.segments.append((max(self.now, self._busy_until) + self.time_scale * asr_ms / 1000.0, seg))
         t1 = time.perf_counter()
         sin, d = self.reflex.answer(seg)
@@ -321,6 +327,23 @@ class LightOmni:
             act.latency_ms['asr'] = asr_ms
         ev.actions.append(act)
         return ev
+
+    def _voices(self, events: list[VoiceEvent]) -> None:
+        """What the consolidation node does with VoiceIdentity, and perception with the voice gallery it publishes."""
+        for ev in events:
+            try:
+                self.memory.apply_voice(ev.op, ev.voice_id, ev.embedding, ev.backend, ev.observations, ev.face_id)
+            except RequestError as e:
+                log.warning('voice %s not stored: %s', ev.voice_id, e)
+        if events:
+            self._sync_voices()
+
+    def _sync_voices(self) -> None:
+        self.perception.sync_voices([VoiceGalleryEntry(voice_id=v.voice_id, embedding=v.embedding,
+                                                       observations=v.observations, backend=v.embedding_backend,
+                                                       face_id=v.face_id, name=v.name)
+                                     for v in self.memory.voices() if v.embedding is not None],
+                                    self.memory.voice_gallery_version())
 
     def _action(self, seg: SegmentInput, d: Decision, compute_ms: float, ready: float) -> AgentAction:
         start = max(ready, self._busy_until)

@@ -52,6 +52,21 @@ class WordData:
     probability: float
 
 
+@dataclass(kw_only=True)
+class SpeakerTurn:
+    """Who spoke when inside a segment: times in seconds since the segment start.
+
+    ``voice_id`` is perception's voice identity (``<voice_N>``, '' when too short to tell); ``face_id`` the face that
+    voice belongs to (linked) or the one face seen while it spoke; ``text`` the transcript's words inside the turn.
+    """
+
+    start: float
+    end: float
+    voice_id: str = ''
+    face_id: str = ''
+    text: str = ''
+
+
 @dataclass
 class SegmentData:
     """One closed segment."""
@@ -71,6 +86,7 @@ class SegmentData:
     visual_tags: list[str] = field(default_factory=list)
     audio_uri: str = ''
     speech_duration: float = 0.0
+    turns: list[SpeakerTurn] = field(default_factory=list)
 
     def set_transcript(self, text: str, words: list, language: str, offset: float) -> None:
         """Fill in the ASR result of the span; ``offset`` = span start - segment start (seconds)."""
@@ -79,5 +95,5 @@ class SegmentData:
         self.words = [WordData(w.word, offset + w.start, offset + w.end, w.probability) for w in words]
 
 
-__all__ = ['KeyframeData', 'FaceSeen', 'WordData', 'SegmentData', 'END_OF_SPEECH', 'TYPED_TEXT', 'TIMEOUT',
-           'PROACTIVE']
+__all__ = ['KeyframeData', 'FaceSeen', 'WordData', 'SpeakerTurn', 'SegmentData', 'END_OF_SPEECH', 'TYPED_TEXT',
+           'TIMEOUT', 'PROACTIVE']

@@ -14,6 +14,26 @@ Sure Done Ready Tired Home The A An In At On From Out Over Really Also Only Alwa
 Robot Assistant It That This What Your My'''.split())
 
 
+#: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,
+#: which is also how people ask about it ("what did the man on the radio say?").
+UNSEEN_SPEAKER = 'an unseen speaker (radio, TV, phone or out of sight)'
+#: a voice identity in stored text, with the unseen-speaker phrase that follows it when its face was not in view
+VOICE_SPEAKER = re.compile(r'<voice_\d+>(?:, ' + re.escape(UNSEEN_SPEAKER) + ')?')
+
+
+def unseen_voice(voice_id: str) -> str:
+    """How memory names a voice heard with nobody in view: "<voice_2>, an unseen speaker (radio, ...)"."""
+    return f'{voice_id}, {UNSEEN_SPEAKER}' if voice_id else UNSEEN_SPEAKER
+
+
+def resolve_voices(text: str, who: dict[str, str]) -> str:
+    """Replace each voice (with its unseen-speaker phrase) that ``who`` knows by what it maps to (a name, a face)."""
+    def sub(m: re.Match) -> str:
+        voice = m.group(0).split(',')[0]
+        return who.get(voice, m.group(0))
+    return VOICE_SPEAKER.sub(sub, text or '')
+
+
 def introduced_name(text: str) -> str:
     """The name a speaker gives for themself ("Hi robot, I'm Barack" -> "Barack"), else ''."""
     for m in _INTRO.finditer(text or ''):
@@ -22,4 +42,4 @@ def introduced_name(text: str) -> str:
     return ''
 
 
-__all__ = ['introduced_name']
+__all__ = ['introduced_name', 'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

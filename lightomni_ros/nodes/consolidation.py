@@ -20,7 +20,8 @@ from rclpy.client import Client
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 
-from lightomni_ros.msg import FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, Reminder, Topic
+from lightomni_ros.msg import (FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, Reminder, Topic, VoiceGallery,
+                               VoiceIdentity)
 from lightomni_ros.srv import (ExportMemory, Forget, GetGlobalState, ImportMemory, ListProfiles, QueryMemory,
                                Remember, Summarize)
 
@@ -32,7 +33,7 @@ from ..core.summary import SummaryRequest, SummaryResult
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
 from .messages import (entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
-                       to_time, topic_from_msg)
+                       to_time, topic_from_msg, voice_entry_of, voice_event_from, voice_identity_msg)
 
 CONFIG_SECTIONS = section_classes(ConsolidationConfigs)
 
@@ -98,6 +99,8 @@ class ConsolidationNode(LifecycleNode):
         self._pub_state = io.add(self.create_publisher(GlobalState, 'global_state', LATCHED_QOS))
         self._pub_gallery = io.add(self.create_publisher(FaceGallery, 'faces/gallery', LATCHED_QOS))
         self._pub_forgotten = io.add(self.create_publisher(FaceIdentity, 'faces/forgotten', RELIABLE_QOS))
+        self._pub_voices = io.add(self.create_publisher(VoiceGallery, 'voices/gallery', LATCHED_QOS))
+        self._pub_voice_forgotten = io.add(self.create_publisher(VoiceIdentity, 'voices/forgotten', RELIABLE_QOS))
         self._pub_due = io.add(self.create_publisher(Reminder, 'reminders/due', RELIABLE_QOS))
         self.diag = Diagnostics(self, 'memory', rt.timer, warn_ms={'query': 10.0, 'consolidate': 2000.0},
                                 error_ms={'query': 100.0})
@@ -109,6 +112,8 @@ class ConsolidationNode(LifecycleNode):
         io.add(self.create_subscription(Reminder, 'reminders/new', self._on_new_reminder, RELIABLE_QOS,
                                         callback_group=sub_group))
         io.add(self.create_subscription(FaceIdentity, 'faces/identity', self._on_identity, RELIABLE_QOS,
+                                        callback_group=sub_group))
+        io.add(self.create_subscription(VoiceIdentity, 'voices/identity', self._on_voice, RELIABLE_QOS,
                                         callback_group=sub_group))
         for srv, name, handler in ((QueryMemory, 'query_memory', self._query), (Remember, 'remember', self._remember),
                                    (Forget, 'forget', self._forget), (GetGlobalState, 'get_global_state',
@@ -230,6 +235,15 @@ class ConsolidationNode(LifecycleNode):
             return
         self._publish_gallery()
 
+    def _on_voice(self, msg: VoiceIdentity) -> None:
+        try:
+            ev = voice_event_from(msg)
+            self.rt.apply_voice(ev.op, ev.voice_id, list(ev.embedding), ev.backend, ev.observations, ev.face_id)
+        except Exception as e:  # noqa: BLE001 - RequestError/ValueError for bad input, anything else the same way
+            self.diag.warn('voice', f'{msg.voice_id}: {e}')
+            return
+        self._publish_gallery()
+
     def _tick(self) -> None:
         try:
             self._fire_reminders()
@@ -281,6 +295,10 @@ class ConsolidationNode(LifecycleNode):
                                        embedding_backend=p.embedding_backend, observations=p.observations)
                           for p in self.rt.profiles() if p.embedding is not None]
         self._pub_gallery.publish(msg)
+        voices = VoiceGallery(version=self.rt.voice_gallery_version())
+        voices.header.stamp = msg.header.stamp
+        voices.voices = [voice_identity_msg(voice_entry_of(v)) for v in self.rt.voices() if v.embedding is not None]
+        self._pub_voices.publish(voices)
 
     # -- services ----------------------------------------------------------------------------------------------------
     def _guard(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -315,8 +333,12 @@ class ConsolidationNode(LifecycleNode):
     def _forget(self, req: Forget.Request, resp: Forget.Response) -> None:
         rt = self.rt
         if req.scope == Forget.Request.SCOPE_FACE:
-            res = rt.forget_face(req.face_id)
-            self._pub_forgotten.publish(FaceIdentity(op=FaceIdentity.OP_FORGET, face_id=req.face_id))
+            voice = req.face_id.startswith('<voice_')
+            res = rt.forget_voice(req.face_id) if voice else rt.forget_face(req.face_id)
+            if not voice:
+                self._pub_forgotten.publish(FaceIdentity(op=FaceIdentity.OP_FORGET, face_id=req.face_id))
+            for vid in res.voice_ids:
+                self._pub_voice_forgotten.publish(VoiceIdentity(op=VoiceIdentity.OP_FORGET, voice_id=vid))
             self._publish_gallery()
         elif req.scope == Forget.Request.SCOPE_ENTRIES:
             res = rt.forget_entries(list(req.entry_ids))

@@ -17,17 +17,19 @@ from diagnostic_msgs.msg import KeyValue
 from sensor_msgs.msg import CompressedImage, RegionOfInterest
 
 from lightomni_ros.msg import (Action, FaceIdentity, FaceObservation, GlobalState, Keyframe, MemoryEntry, Profile,
-                               Reminder, Segment, StageLatency, Topic, WordTiming)
+                               Reminder, Segment, SpeakerTurn, StageLatency, Topic, VoiceIdentity, WordTiming)
 from lightomni_ros.srv import Summarize
 
 from ..core.memory import profiles as prof
 from ..core.memory.store import EpisodicEntry, ReminderRow, SemanticEntry
+from ..core.memory.voices import VoiceRecord
 from ..core.perception.faces import IdentityEvent
 from ..core.perception.runtime import GalleryEntry
+from ..core.perception.voices import VoiceEvent, VoiceGalleryEntry
 from ..core.reflex.people import PersonSeen
 from ..core.reflex.retrieval import entry_item, profile_item
 from ..core.reflex.types import Decision, MemoryItem, StateNode
-from ..core.segment import FaceSeen, KeyframeData, SegmentData, WordData
+from ..core.segment import FaceSeen, KeyframeData, SegmentData, SpeakerTurn as TurnData, WordData
 from ..core.summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 from ..core.topic import ReminderIntent, TopicData
 
@@ -80,6 +82,8 @@ def segment_msg(seg: SegmentData, frame_id: str, stamp: Time) -> Segment:
         msg.speech_end = to_time(seg.speech_end)
     msg.words = [WordTiming(word=w.word, start=float(w.start), end=float(w.end), probability=float(w.probability))
                  for w in seg.words]
+    msg.turns = [SpeakerTurn(start=float(t.start), end=float(t.end), voice_id=t.voice_id, face_id=t.face_id,
+                             text=t.text) for t in seg.turns]
     kfs = []
     for k in seg.keyframes:
         km = Keyframe(feature=np.asarray(k.feature, np.float32).tolist(), sharpness=float(k.sharpness))
@@ -105,7 +109,9 @@ def segment_from_msg(msg: Segment) -> SegmentData:
         keyframes=[KeyframeData(from_time(k.image.header.stamp), bytes(k.image.data),
                                 np.asarray(k.feature, np.float32), float(k.sharpness)) for k in msg.keyframes],
         faces=[face_from_msg(f) for f in msg.faces], visual_tags=list(msg.visual_tags), audio_uri=msg.audio_uri,
-        speech_duration=float(msg.speech_duration))
+        speech_duration=float(msg.speech_duration),
+        turns=[TurnData(start=float(t.start), end=float(t.end), voice_id=t.voice_id, face_id=t.face_id, text=t.text)
+               for t in msg.turns])
 
 
 # -- topics and reminders -----------------------------------------------------------------------------------------
@@ -221,6 +227,48 @@ def identity_msg(ev: IdentityEvent, avatar: bytes, stamp: Time) -> FaceIdentity:
     return msg
 
 
+_VOICE_OPS = {'new': VoiceIdentity.OP_NEW, 'update': VoiceIdentity.OP_UPDATE, 'link': VoiceIdentity.OP_LINK}
+
+
+def voice_msg(ev: VoiceEvent, stamp: Time) -> VoiceIdentity:
+    """A new voice, embedding update or face link -> VoiceIdentity."""
+    msg = VoiceIdentity(op=_VOICE_OPS[ev.op], voice_id=ev.voice_id, face_id=ev.face_id,
+                        embedding=np.asarray(ev.embedding, np.float32).tolist(), embedding_backend=ev.backend,
+                        observations=float(ev.observations))
+    msg.header.stamp = stamp
+    return msg
+
+
+def voice_event_from(msg: VoiceIdentity) -> VoiceEvent:
+    """Convert a VoiceIdentity (new, update, link) to a voice event (ValueError for another op)."""
+    ops = {v: k for k, v in _VOICE_OPS.items()}
+    if msg.op not in ops:
+        raise ValueError(f'unexpected op {msg.op} for {msg.voice_id}')
+    return VoiceEvent(op=ops[msg.op], voice_id=msg.voice_id, embedding=np.asarray(msg.embedding, np.float32),
+                      observations=float(msg.observations), backend=msg.embedding_backend, face_id=msg.face_id)
+
+
+def voice_identity_msg(v: VoiceGalleryEntry) -> VoiceIdentity:
+    """A stored voice -> VoiceIdentity (OP_UPDATE, as the gallery lists it)."""
+    return VoiceIdentity(op=VoiceIdentity.OP_UPDATE, voice_id=v.voice_id, face_id=v.face_id, name=v.name,
+                         embedding=np.asarray(v.embedding, np.float32).tolist(), embedding_backend=v.backend,
+                         observations=float(v.observations))
+
+
+def voice_entry_of(v: VoiceRecord) -> VoiceGalleryEntry:
+    """A stored voice (memory's record) -> the gallery entry perception matches against."""
+    return VoiceGalleryEntry(voice_id=v.voice_id, embedding=np.asarray(v.embedding, np.float32),
+                             observations=float(v.observations), backend=v.embedding_backend, face_id=v.face_id,
+                             name=v.name)
+
+
+def voice_entry(msg: VoiceIdentity) -> VoiceGalleryEntry:
+    """A VoiceIdentity of the gallery -> a stored voice for perception's registry."""
+    return VoiceGalleryEntry(voice_id=msg.voice_id, embedding=np.asarray(msg.embedding, np.float32),
+                             observations=float(msg.observations), backend=msg.embedding_backend,
+                             face_id=msg.face_id, name=msg.name)
+
+
 # -- summaries ------------------------------------------------------------------------------------------------------
 def summarize_request(req: SummaryRequest) -> Summarize.Request:
     """A summary request -> Summarize.Request (what is known about the person in its Profile field)."""
@@ -261,4 +309,5 @@ def summary_result_from(resp: Summarize.Response) -> SummaryResult:
 __all__ = ['to_time', 'from_time', 'is_set', 'face_msg', 'face_from_msg', 'segment_msg', 'segment_from_msg',
            'reminder_msg', 'fired_msg', 'topic_msg', 'topic_from_msg', 'action_msg', 'state_nodes', 'profile_msg',
            'entry_msg', 'memory_item', 'profile_memory_item', 'person_seen', 'gallery_entry', 'identity_msg',
-           'summarize_request', 'summary_request_from', 'fill_summary_response', 'summary_result_from']
+           'summarize_request', 'summary_request_from', 'fill_summary_response', 'summary_result_from', 'voice_msg',
+           'voice_event_from', 'voice_identity_msg', 'voice_entry', 'voice_entry_of']

@@ -6,8 +6,9 @@ A thin driver of :class:`~lightomni_ros.core.perception.runtime.PerceptionRuntim
 validate cheap fields and queue work. Three worker threads do the rest: audio (the runtime's VAD and segment
 boundaries; its queue holds minutes, so audio is never dropped), frames (decoding, then the runtime's keyframe
 filters, features and faces; a bounded queue whose overflow drops frames, counted), and output (the runtime's ASR of
-each speech span, then publication in segment order). Models load in ``on_configure``; the face gallery comes from the
-``list_profiles`` service when it answers and stays current from the latched ``faces/gallery`` topic.
+each speech span and its speaker turns, then publication in segment order and of new voices on ``voices/identity``).
+Models load in ``on_configure``; the face gallery comes from the ``list_profiles`` service when it answers and stays
+current from the latched ``faces/gallery`` topic, the voice registry from the latched ``voices/gallery``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from rclpy.qos import HistoryPolicy, QoSProfile
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import String
 
-from lightomni_ros.msg import AudioStamped, FaceGallery, FaceIdentity, FaceObservation, Segment
+from lightomni_ros.msg import (AudioStamped, FaceGallery, FaceIdentity, FaceObservation, Segment, VoiceGallery,
+                               VoiceIdentity)
 from lightomni_ros.srv import ListProfiles
 
 from ..core.config import ConfigError, section_classes
@@ -33,7 +35,7 @@ from ..core.perception.runtime import PendingSegment, PerceptionConfigs, Percept
 from ..core.segment import SegmentData
 from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
-from .messages import face_msg, from_time, gallery_entry, identity_msg, segment_msg
+from .messages import face_msg, from_time, gallery_entry, identity_msg, segment_msg, voice_entry, voice_msg
 
 CONFIG_SECTIONS = section_classes(PerceptionConfigs)
 _STOP = object()
@@ -95,6 +97,10 @@ class PerceptionNode(LifecycleNode):
                                                    callback_group=self._cb_gallery))
         self._gallery.add(self.create_subscription(FaceIdentity, 'faces/forgotten', self._on_forgotten, RELIABLE_QOS,
                                                    callback_group=self._cb_gallery))
+        self._gallery.add(self.create_subscription(VoiceGallery, 'voices/gallery', self._on_voices, LATCHED_QOS,
+                                                   callback_group=self._cb_gallery))
+        self._gallery.add(self.create_subscription(VoiceIdentity, 'voices/forgotten', self._on_voice_forgotten,
+                                                   RELIABLE_QOS, callback_group=self._cb_gallery))
         self._load_profiles(c.perception.gallery_timeout_s)
         self._running = True
         self._workers = [threading.Thread(target=f, name=n, daemon=True) for f, n in (
@@ -110,6 +116,7 @@ class PerceptionNode(LifecycleNode):
         io = self._io
         self.pub_segments = io.add(self.create_publisher(Segment, 'segments', RELIABLE_QOS))
         self.pub_identity = io.add(self.create_publisher(FaceIdentity, 'faces/identity', RELIABLE_QOS))
+        self.pub_voice = io.add(self.create_publisher(VoiceIdentity, 'voices/identity', RELIABLE_QOS))
         self.pub_detections = (io.add(self.create_publisher(FaceObservation, 'faces/detections', RELIABLE_QOS))
                                if c.perception.publish_detections else None)
         if c.frames.image_transport == 'compressed':
@@ -182,7 +189,7 @@ class PerceptionNode(LifecycleNode):
         if self.diag is None or self.rt is None:
             return
         rt = self.rt
-        for k, v in list(self.counts.items()) + list(rt.counts.items()):
+        for k, v in list(self.counts.items()) + list(rt.counts.items()) + list(rt.vad_counts().items()):
             self.diag.counters[k] = v
         self.diag.set('audio_queue', self.audio_q.qsize())
         self.diag.set('frame_queue', self.frame_q.qsize())
@@ -197,6 +204,8 @@ class PerceptionNode(LifecycleNode):
             self.diag.counters[f'audio_stream.{k}'] = v
         if rt.faces is not None:
             self.diag.set('identities', len(rt.faces.registry.identities))
+        if rt.voices is not None:
+            self.diag.set('voices', len(rt.voices.voices))
 
     def _saw_stamp(self, t: float) -> None:
         with self._clock_lock:
@@ -280,6 +289,20 @@ class PerceptionNode(LifecycleNode):
         self.get_logger().info(f'face gallery v{msg.version}: {len(entries)} identities'
                                + (f', dropped {dropped}' if dropped else ''))
 
+    def _on_voices(self, msg: VoiceGallery) -> None:
+        if self.rt is None:
+            return
+        dropped = self.rt.sync_voices([voice_entry(v) for v in msg.voices], msg.version)
+        self._count('voice_gallery_updates')
+        self.get_logger().info(f'voice gallery v{msg.version}: {len(msg.voices)} voices'
+                               + (f', dropped {dropped}' if dropped else ''))
+
+    def _on_voice_forgotten(self, msg: VoiceIdentity) -> None:
+        if self.rt is None or msg.op != VoiceIdentity.OP_FORGET:
+            return
+        self.rt.forget_voice(msg.voice_id)
+        self._count('voices_forgotten')
+
     def _on_forgotten(self, msg: FaceIdentity) -> None:
         if self.rt is None or msg.op != FaceIdentity.OP_FORGET:
             return
@@ -349,6 +372,8 @@ class PerceptionNode(LifecycleNode):
     def _publish_segment(self, seg: SegmentData) -> None:
         if not self._active:
             return
+        for ev in self.rt.take_voice_events():
+            self.pub_voice.publish(voice_msg(ev, self.get_clock().now().to_msg()))
         self.pub_segments.publish(segment_msg(seg, self._camera_frame, self.get_clock().now().to_msg()))
         self._count('segments')
         self._count(f'segments_trigger_{seg.trigger}')

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..memory import profiles as prof
+from ..memory import voices as vox
 from ..memory.global_state import SgNode
 from ..memory.longterm import LongTermMemory
 from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, SemanticEntry, normalize
@@ -30,8 +31,9 @@ from .summarizer import ExtractiveSummarizer, ProfileUpdate, Summarizer, Summary
 
 log = logging.getLogger('lightomni.consolidation')
 
-#: a fact that says who spoke (the fallback parser writes them so): "<face_2> said: Hello, my name is Joe."
-_SAID = re.compile(r'^(<face_\d+>) said: (.*)$', re.S)
+#: a fact that says who spoke (the fallback parser writes them so): "<face_2> said: Hello, my name is Joe.",
+#: "<voice_1>, an unseen speaker (radio, TV, phone or out of sight) said: I'm Ana."
+_SAID = re.compile(r'^(<face_\d+>|<voice_\d+>)(?:, [^:]*?)? said: (.*)$', re.S)
 
 
 @dataclass
@@ -171,19 +173,35 @@ class Consolidator:
         return best_id if best >= self.similarity_threshold else 0
 
     def _learn_name(self, t: TopicData) -> None:
-        """Name a person at once when they introduce themself alone in view ("Hi robot, I'm Ana").
+        """Name a person or a voice at once when they introduce themself ("Hi robot, I'm Ana").
 
-        Waiting for the k-segment profile update would leave "who is who" questions without names for minutes.
-        With several faces in view only a fact naming the speaker counts. A name already known is kept.
+        A face counts when it is alone in view, a voice when the fact that says who spoke names it ("<voice_1>, an
+        unseen speaker ... said: I'm Ana"). Waiting for the k-segment profile update would leave "who is who"
+        questions without names for minutes. With several faces in view only a fact naming the speaker counts. A name
+        already known is kept.
         """
         store = self.memory.store
         faces = [f for f in dict.fromkeys(t.face_ids) if prof.valid_face_id(f)]
-        said = [(faces[0], t.audio)] if len(faces) == 1 else []
+        facts = [(m.group(1), m.group(2)) for m in map(_SAID.match, t.semantic) if m]
+        said = [(faces[0], t.audio)] if len(faces) == 1 and not facts else []
         # with several faces, the facts say who spoke when perception singled the speaker out ("<face_2> said: ...")
-        said += [(m.group(1), m.group(2)) for m in map(_SAID.match, t.semantic) if m and m.group(1) in faces]
-        for face, text in said:
+        said += [(who, text) for who, text in facts if who in faces or vox.valid_voice_id(who)]
+        for who, text in said:
             name = introduced_name(text)
-            p = prof.get(store, face) if name else None
+            if not name:
+                continue
+            if vox.valid_voice_id(who):
+                v = vox.get(store, who) or vox.VoiceRecord(voice_id=who, first_heard=t.start, last_heard=t.end)
+                if v.name:
+                    continue
+                v.name = name
+                vox.save(store, v)
+                store.bump('voices.version')
+                self.stats.names_learned += 1
+                if not v.face_id:
+                    continue
+                who = v.face_id     # the voice belongs to a face: name its profile too
+            p = prof.get(store, who)
             if p is not None and not p.name:
                 p.name = name
                 p.attributes.setdefault('updated_by', 'introduction')

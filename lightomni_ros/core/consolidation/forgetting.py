@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..memory import profiles as prof
+from ..memory import voices as vox
 from ..memory.entries import KINDS_BOTH
 from ..memory.longterm import LongTermMemory
 from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, SemanticEntry
@@ -39,10 +40,13 @@ class ForgetResult:
     changed_state_nodes: int = 0
     removed_reminders: int = 0
     removed_pending: int = 0
+    removed_voices: int = 0
+    #: the voice ids removed (perception drops them from its registry)
+    voice_ids: list[str] = field(default_factory=list)
 
     def message(self) -> str:
         """Human-readable summary."""
-        return ', '.join(f'{k.replace("_", " ")}: {v}' for k, v in vars(self).items())
+        return ', '.join(f'{k.replace("_", " ")}: {v}' for k, v in vars(self).items() if k != 'voice_ids')
 
 
 def redact_text(text: str, pat: re.Pattern, keep_empty: bool = False) -> str:
@@ -61,14 +65,30 @@ class Forgetting:
         self.memory = memory
 
     def face(self, face_id: str) -> ForgetResult:
-        """Forget a person: profile, avatar, face embedding, entries and S_g text mentioning them, their reminders."""
+        """Forget a person: profile, avatar, face embedding, voices, entries and S_g text naming them, reminders."""
         if not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
+        with self.memory.lock:
+            p = prof.get(self.memory.store, face_id)
+            voices = [v.voice_id for v in vox.list_all(self.memory.store, face_id)]
+            return self._person(face_id, voices + ([p.name] if p and p.name else []), voices)
+
+    def voice(self, voice_id: str) -> ForgetResult:
+        """Forget a voice heard without a face: its identity and what memory says it said."""
+        if not vox.valid_voice_id(voice_id):
+            raise RequestError(f'voice id must look like <voice_N>: {voice_id!r}')
+        with self.memory.lock:
+            v = vox.get(self.memory.store, voice_id)
+            if v is not None and v.face_id:
+                return self.face(v.face_id)     # a voice with a face is that person: forget them whole
+            return self._person(voice_id, [v.name] if v is not None and v.name else [], [voice_id])
+
+    def _person(self, face_id: str, also: list[str], voice_ids: list[str]) -> ForgetResult:
+        """Forget everything that names ``face_id`` (a face or voice id) or any of ``also`` (voices, a name)."""
         m = self.memory
         res = ForgetResult()
         with m.lock:
-            p = prof.get(m.store, face_id)
-            words = [face_id] + ([p.name] if p and p.name else [])
+            words = [face_id] + also
             pat = re.compile('|'.join(re.escape(w) if w.startswith('<') else rf'\b{re.escape(w)}\b' for w in words),
                              re.I)
             redacted: dict[int, list[Any]] = {KIND_SEMANTIC: [], KIND_EPISODIC: []}
@@ -99,7 +119,10 @@ class Forgetting:
                 res.removed_pending = self._scrub_pending(face_id, pat)
                 res.removed_profiles = m.store.delete_profile(face_id)
                 res.redacted_profiles = self._scrub_profiles(pat)
+                res.removed_voices = vox.delete(m.store, voice_ids)
+                res.voice_ids = list(voice_ids)
                 m.store.bump('gallery.version')
+                m.store.bump('voices.version')
             res.removed_vectors = m.entries.unindex(removed)
             for kind, rows in redacted.items():      # under new ids with fresh vectors: the old ones are gone
                 m.entries.add(kind, rows)

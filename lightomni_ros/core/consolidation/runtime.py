@@ -11,6 +11,7 @@ each own one concern: :class:`Consolidator` (queue -> consolidate -> merges -> p
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import math
 import pathlib
@@ -23,12 +24,14 @@ import numpy as np
 from ..config import check_bundle, section
 from ..embedding import EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..memory import profiles as prof
+from ..memory import voices as vox
 from ..memory.config import MemoryConfig
 from ..memory.entries import EntryIndex
 from ..memory.global_state import MergeTree
 from ..memory.longterm import GlobalStateView, LongTermMemory
 from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, ReminderRow, SemanticEntry, Store
 from ..models import ModelsConfig
+from ..text import resolve_voices
 from ..timing import StageTimer
 from ..topic import TopicData
 from .archive import Archive
@@ -187,15 +190,19 @@ class ConsolidationRuntime:
             q = None
         out = QueryResult()
         with m.lock:
-            if has_window and q is not None:
-                out.semantic = m.entries.search_window(KIND_SEMANTIC, q, ks, start, end)
-                out.episodic = m.entries.in_order(KIND_EPISODIC, ke, start, end) if chronological else \
-                    m.entries.search_window(KIND_EPISODIC, q, ke, start, end)
-            elif q is not None:
-                out.semantic = m.entries.search(KIND_SEMANTIC, q, ks)
-                out.episodic = m.entries.search(KIND_EPISODIC, q, ke)
+            if q is not None:
+                who = vox.speakers(m.store)
+                if has_window:
+                    sem = m.entries.search_window(KIND_SEMANTIC, q, ks, start, end)
+                    epi = m.entries.in_order(KIND_EPISODIC, ke, start, end) if chronological else \
+                        m.entries.search_window(KIND_EPISODIC, q, ke, start, end)
+                else:
+                    sem, epi = m.entries.search(KIND_SEMANTIC, q, ks), m.entries.search(KIND_EPISODIC, q, ke)
+                out.semantic = [(_resolved(e, who), s) for e, s in sem]
+                out.episodic = [(_resolved(e, who), s) for e, s in epi]
             # the people in view, and those the returned entries mention (so answers can name them)
-            mentioned = [f for e, _ in out.semantic + out.episodic for f in e.face_ids]
+            mentioned = [f for e, _ in out.semantic + out.episodic
+                         for f in e.face_ids + prof.FACE_MENTION.findall(getattr(e, 'content', ''))]
             faces = list(dict.fromkeys(list(face_ids) + mentioned))
             if faces:
                 out.profiles = prof.list_all(m.store, faces)
@@ -224,6 +231,10 @@ class ConsolidationRuntime:
     def forget_face(self, face_id: str) -> ForgetResult:
         """Forget a person everywhere."""
         return self.forgetting.face(face_id)
+
+    def forget_voice(self, voice_id: str) -> ForgetResult:
+        """Forget one voice: its identity and what memory says it said."""
+        return self.forgetting.voice(voice_id)
 
     def forget_entries(self, entry_ids: Sequence[str]) -> ForgetResult:
         """Forget entries by id."""
@@ -272,14 +283,43 @@ class ConsolidationRuntime:
         """New identity / embedding update reported by perception."""
         if not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
-        emb = np.asarray(embedding, np.float32) if embedding is not None and len(embedding) else None
-        if emb is not None and not np.all(np.isfinite(emb)):
-            raise RequestError('face embedding is not finite')
+        emb = _embedding(embedding, 'face')
         m = self.memory
         with m.lock, m.store.transaction():
             m.store.bump('gallery.version')
             return prof.apply_identity(m.store, face_id, emb, backend, observations, avatar, avatar_format,
                                        m.clock())
+
+    def voices(self) -> list[vox.VoiceRecord]:
+        """Stored voice identities."""
+        with self.memory.lock:
+            return vox.list_all(self.memory.store)
+
+    def voice_gallery_version(self) -> int:
+        """Incremented on every change of the stored voices."""
+        with self.memory.lock:
+            return int(self.memory.store.get_meta('voices.version', '0') or 0)
+
+    def apply_voice(self, op: str, voice_id: str, embedding: Sequence[float] | None, backend: str,
+                    observations: float, face_id: str = '') -> vox.VoiceRecord:
+        """New voice / embedding update / face link reported by perception."""
+        if not vox.valid_voice_id(voice_id):
+            raise RequestError(f'voice id must look like <voice_N>: {voice_id!r}')
+        if op not in ('new', 'update', 'link'):
+            raise RequestError(f'unknown voice op {op!r}')
+        if face_id and not prof.valid_face_id(face_id):
+            raise RequestError(f'face id must look like <face_N>: {face_id!r}')
+        emb = _embedding(embedding, 'voice')
+        m = self.memory
+        with m.lock, m.store.transaction():
+            m.store.bump('voices.version')
+            v = vox.apply_event(m.store, op, voice_id, emb, backend, observations, face_id, m.clock())
+            p = prof.get(m.store, v.face_id) if v.face_id and v.name else None
+            if p is not None and not p.name:      # a voice named before it was seen talking names its face
+                p.name = v.name
+                p.attributes.setdefault('updated_by', 'introduction')
+                prof.save(m.store, p)
+            return v
 
     # -- upkeep --------------------------------------------------------------------------------------------------
     def flush(self) -> None:
@@ -293,6 +333,21 @@ class ConsolidationRuntime:
     def disk_bytes(self) -> int:
         """Bytes on disk."""
         return self.memory.disk_bytes()
+
+
+def _embedding(values: Sequence[float] | None, what: str) -> np.ndarray | None:
+    """An identity's embedding as float32 (None when empty); RequestError when it is not finite."""
+    emb = np.asarray(values, np.float32) if values is not None and len(values) else None
+    if emb is not None and not np.all(np.isfinite(emb)):
+        raise RequestError(f'{what} embedding is not finite')
+    return emb
+
+
+def _resolved(e: SemanticEntry | EpisodicEntry, who: dict[str, str]) -> SemanticEntry | EpisodicEntry:
+    """The entry as answers read it: each known voice by its face or name (the stored text keeps the voice id)."""
+    if isinstance(e, SemanticEntry):
+        return dataclasses.replace(e, content=resolve_voices(e.content, who))
+    return dataclasses.replace(e, audio=resolve_voices(e.audio, who))
 
 
 __all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError']

@@ -15,6 +15,8 @@ import numpy as np
 from .store import Store, blob_to_vec, vec_to_blob
 
 FACE_ID = re.compile(r'^<face_\d+>$')
+#: a face id inside text
+FACE_MENTION = re.compile(r'<face_\d+>')
 #: attribute keys the paper names (A.1); others are allowed
 STANDARD_ATTRIBUTES = ('persona', 'demographics', 'occupation', 'preferences', 'relationships')
 
@@ -98,14 +100,18 @@ def save(store: Store, p: Profile) -> None:
                          segments_since_update=p.segments_since_update)
 
 
+def unit(v: np.ndarray) -> np.ndarray:
+    """An embedding as a float32 unit vector (what the galleries compare)."""
+    e = np.asarray(v, np.float32)
+    return e / max(float(np.linalg.norm(e)), 1e-12)
+
+
 def apply_identity(store: Store, face_id: str, embedding: np.ndarray | None, backend: str, observations: int,
                    avatar: bytes, avatar_format: str, now: float) -> Profile:
     """Record a new identity or an embedding update from perception; return the stored profile."""
     p = get(store, face_id) or Profile(face_id=face_id, first_seen=now)
     if embedding is not None and len(embedding):
-        e = np.asarray(embedding, np.float32)
-        p.embedding = e / max(float(np.linalg.norm(e)), 1e-12)
-        p.embedding_backend = backend
+        p.embedding, p.embedding_backend = unit(embedding), backend
     p.observations = max(p.observations, int(observations))
     if avatar:
         p.avatar, p.avatar_format = avatar, avatar_format or 'jpeg'
@@ -115,5 +121,6 @@ def apply_identity(store: Store, face_id: str, embedding: np.ndarray | None, bac
     return p
 
 
-__all__ = ['Profile', 'STANDARD_ATTRIBUTES', 'valid_face_id', 'from_row', 'get', 'list_all', 'save',
+__all__ = ['Profile', 'STANDARD_ATTRIBUTES', 'valid_face_id', 'unit', 'FACE_MENTION',
+           'from_row', 'get', 'list_all', 'save',
            'apply_identity']

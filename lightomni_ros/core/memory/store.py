@@ -81,13 +81,22 @@ CREATE TABLE pending(
 # Version 2: a semantic fact met again is extended rather than appended; count how often it was met.
 _V2 = "ALTER TABLE semantic ADD COLUMN mentions INTEGER NOT NULL DEFAULT 1;"
 
+# Version 3: voice identities (perception's <voice_N>), the face each belongs to and the name it gave.
+_V3 = """
+CREATE TABLE voices(
+    voice_id TEXT PRIMARY KEY, face_id TEXT NOT NULL DEFAULT '', name TEXT NOT NULL DEFAULT '', embedding BLOB,
+    embedding_backend TEXT NOT NULL DEFAULT '', observations REAL NOT NULL DEFAULT 0,
+    first_heard REAL NOT NULL DEFAULT 0, last_heard REAL NOT NULL DEFAULT 0);
+CREATE INDEX voices_face ON voices(face_id);
+"""
+
 #: MIGRATIONS[i] upgrades a file of schema version i to version i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 _TABLES = ('profiles', 'semantic', 'semantic_faces', 'episodic', 'episodic_faces', 'sg_nodes', 'reminders', 'pending',
-           'meta')
+           'meta', 'voices')
 
 
 class StoreError(RuntimeError):
@@ -271,7 +280,7 @@ class Store:
         """Delete every row of every table (import with replace); ids restart."""
         with self.transaction():
             for table in ('semantic_faces', 'episodic_faces', 'sg_nodes', 'semantic', 'episodic', 'profiles',
-                          'reminders', 'pending'):
+                          'reminders', 'pending', 'voices'):
                 self.db.execute(f'DELETE FROM {table}')
             self.db.execute("DELETE FROM sqlite_sequence")
 

@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Callable, Union
 
 import numpy as np
 
@@ -40,11 +40,12 @@ class SpeechStarted:
 
 @dataclass(kw_only=True)
 class SpeechEnded:
-    """A speech span ended: its sensor times and its 16 kHz audio."""
+    """A speech span ended: its sensor times, its 16 kHz audio and why it ended (see :class:`SpeechSpan`)."""
 
     start: float
     end: float
     audio: np.ndarray = field(repr=False)
+    reason: str = 'silence'
 
 
 @dataclass(kw_only=True)
@@ -55,13 +56,28 @@ class SpeechDiscarded:
 SpeechEvent = Union[SpeechStarted, SpeechEnded, SpeechDiscarded]
 
 
-class AudioPath:
-    """Stamped chunks in, :data:`SpeechEvent` records out."""
+#: a change-of-speaker test: (audio before a pause, audio after it) -> whether the voice changed
+ChangeTest = Callable[[np.ndarray, np.ndarray], bool]
 
-    def __init__(self, audio_cfg: AudioConfig, vad: StreamingVad) -> None:
+
+@dataclass(kw_only=True)
+class TurnSplit:
+    """When a long span is cut at a change of speaker: a pause, ``min_split_s`` into the span, ``probe_s`` each side."""
+
+    changed: ChangeTest
+    probe_s: float = 1.6
+    min_split_s: float = 4.0
+
+
+class AudioPath:
+    """Stamped chunks in, :data:`SpeechEvent` records out (cut at pauses where the speaker changes, if asked)."""
+
+    def __init__(self, audio_cfg: AudioConfig, vad: StreamingVad, split: TurnSplit | None = None) -> None:
         self.stream = AudioStream(audio_cfg)
         self.buffer = AudioBuffer(audio_cfg.buffer_s)
         self.vad = vad
+        self.split = split
+        self._checked: set[int] = set()        # pauses of the open span already tested
 
     def push(self, stamp: float, data: bytes, sample_format: str, channels: int, sample_rate: int,
              coding_format: str = 'wave') -> list[SpeechEvent]:
@@ -71,10 +87,28 @@ class AudioPath:
 
     def _feed(self, samples: np.ndarray) -> list[SpeechEvent]:
         self.buffer.append(samples)
-        out = []
-        for kind, val in self.vad.feed(samples):
-            out.append(self._event(kind, val))
-        return out
+        raw = self.vad.feed(samples)
+        if any(kind != 'start' for kind, _ in raw):
+            self._checked = set()           # a new span: its pauses are new
+        if self.split is not None and self.vad.in_speech:
+            raw += self._turn_cut()
+        return [self._event(kind, val) for kind, val in raw]
+
+    def _turn_cut(self) -> list[tuple[str, object]]:
+        """Cut the open span at the first untested pause where the voice before and after differ."""
+        sp, vad = self.split, self.vad
+        probe = int(sp.probe_s * TARGET_RATE)
+        for a, b in vad.pauses():
+            mid = (a + b) // 2
+            if mid in self._checked or vad.pos - b < probe:
+                continue
+            self._checked.add(mid)
+            if mid - vad.span_begin < sp.min_split_s * TARGET_RATE:
+                continue
+            if sp.changed(self.buffer.slice(max(vad.span_begin, a - probe), a), self.buffer.slice(b, b + probe)):
+                self._checked = {m for m in self._checked if m > mid}
+                return vad.split(mid, 'turn')
+        return []
 
     def _event(self, kind: str, val: object) -> SpeechEvent:
         if kind == 'start':
@@ -82,7 +116,7 @@ class AudioPath:
         if kind == 'end':
             span: SpeechSpan = val
             return SpeechEnded(start=self.stream.time_of(span.start), end=self.stream.time_of(span.end),
-                               audio=self.buffer.slice(span.start, span.end))
+                               audio=self.buffer.slice(span.start, span.end), reason=span.reason)
         return SpeechDiscarded()
 
     def segment_audio(self, start: float, end: float) -> np.ndarray:

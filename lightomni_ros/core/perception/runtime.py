@@ -28,9 +28,11 @@ from .asr import AsrConfig, Transcriber
 from .audio import AudioConfig
 from .faces import FacePipeline, FacesConfig, IdentityEvent, make_backend
 from .frames import FramesConfig, ImageEncoder, KeyframeFilter, KeyframeSampler, encode_jpeg
-from .pipeline import AudioPath, PerceptionConfig, SpeechEnded, SpeechEvent, SpeechStarted
+from .hearing import Hearing
+from .pipeline import AudioPath, PerceptionConfig, SpeechEnded, SpeechEvent, SpeechStarted, TurnSplit
 from .segmenter import PerceptionState, Segmenter, SegmenterConfig, write_wav
 from .vad import SileroVad, StreamingVad, VadConfig
+from .voices import TurnTracker, VoiceEncoder, VoiceEvent, VoiceGalleryEntry, VoiceRegistry, VoicesConfig
 
 log = logging.getLogger('lightomni.perception')
 
@@ -46,6 +48,7 @@ class PerceptionConfigs:
     asr: AsrConfig = section(AsrConfig, 'asr.')
     frames: FramesConfig = section(FramesConfig, 'frames.')
     faces: FacesConfig = section(FacesConfig, 'faces.')
+    voices: VoicesConfig = section(VoicesConfig, 'voices.')
     segments: SegmenterConfig = section(SegmenterConfig, 'segments.')
 
 
@@ -94,10 +97,22 @@ class PerceptionRuntime:
         self.audio_dir = pathlib.Path(audio_dir or c.segments.audio_dir or cache_dir() / 'segments').expanduser()
         self.vad_model = SileroVad(resolver.resolve('vad').path, c.vad.threads)
         self.asr = Transcriber(c.asr, resolver)
+        self.voices: VoiceRegistry | None = None
+        tracker = None
+        if c.voices.enabled:
+            encoder = VoiceEncoder(resolver.resolve('voice').path, c.voices.device)
+            self.voices = VoiceRegistry(encoder.name, c.voices.threshold, c.voices.update_every_s,
+                                        c.voices.link_hits, self.state.next_voice_index)
+            tracker = TurnTracker(encoder, self.voices, c.voices)
+        self.hearing = Hearing(self.asr, tracker)
+        self._voice_events: list[VoiceEvent] = []
+        self._voice_lock = threading.Lock()
         self.faces = (FacePipeline(make_backend(c.faces, resolver), c.faces, self.state.next_face_index)
                       if c.faces.enabled else None)
         self.encoder = ImageEncoder(resolver, c.frames.threads) if c.frames.encoder else None
-        self.audio_path = AudioPath(c.audio, StreamingVad(self.vad_model, c.vad))
+        split = (TurnSplit(changed=tracker.changed, probe_s=c.voices.probe_s, min_split_s=c.voices.min_split_s)
+                 if tracker is not None and c.voices.split_on_change else None)
+        self.audio_path = AudioPath(c.audio, StreamingVad(self.vad_model, c.vad), split)
         self.segmenter = Segmenter(c.segments, self.state.next_segment_id, c.frames.max_keyframes)
         self.sampler = KeyframeSampler(c.frames.keyframe_hz)
         self.kf_filter = KeyframeFilter(c.frames, self.encoder)
@@ -110,7 +125,8 @@ class PerceptionRuntime:
     def describe(self) -> dict[str, str]:
         """Which models run (for diagnostics and logs)."""
         return {'asr_model': self.asr.name, 'face_backend': self.faces.backend.name if self.faces else 'off',
-                'image_encoder': self.encoder.path.name if self.encoder else 'off'}
+                'image_encoder': self.encoder.path.name if self.encoder else 'off',
+                'voice_encoder': self.voices.backend if self.voices is not None else 'off'}
 
     # -- audio ---------------------------------------------------------------------------------------------------
     def push_audio(self, stamp: float, data: bytes, sample_format: str = 'S16LE', channels: int = 1,
@@ -120,6 +136,10 @@ class PerceptionRuntime:
             events = self.audio_path.push(stamp, data, sample_format, channels, sample_rate, coding_format)
         self.count('vad_ms_total', st['ms'])
         return self._speech(events)
+
+    def vad_counts(self) -> dict[str, float]:
+        """What the VAD discarded and where it cut long speech (for diagnostics)."""
+        return {f'vad_{k}': v for k, v in self.audio_path.vad.counts.items()}
 
     def flush_audio(self) -> list[PendingSegment]:
         """End of input: close speech still open."""
@@ -133,6 +153,7 @@ class PerceptionRuntime:
                 self.count('speech_starts')
             elif isinstance(ev, SpeechEnded):
                 out.append(PendingSegment(segment=self.segmenter.speech_ended(ev.start, ev.end), audio=ev.audio))
+                self.count(f'speech_ends_{ev.reason}')
             else:
                 self.segmenter.speech_discarded()
                 self.count('speech_discarded')
@@ -193,11 +214,15 @@ class PerceptionRuntime:
         seg, audio = pending.segment, pending.audio
         if audio is not None and len(audio):
             with self.timer.stage('asr') as st:
-                tr = self.asr.transcribe(audio)
-            self.asr.learn_from(tr.text)
+                counts, events = self.hearing.hear(seg, audio)
+            self.asr.learn_from(seg.transcript)
             self.count('asr_ms_total', st['ms'])
-            self.count('asr_audio_s_total', tr.duration)
-            seg.set_transcript(tr.text, tr.words, tr.language, seg.speech_start - seg.start)
+            for k, v in counts.items():
+                self.count(k, v)
+            with self._voice_lock:
+                self._voice_events += events
+            for ev in events:
+                self.count(f'voices_{ev.op}')
         store = self.cfg.segments.audio_store
         if store != 'none':
             clip = self.audio_path.segment_audio(seg.start, seg.end) if store == 'segment' else audio
@@ -205,6 +230,25 @@ class PerceptionRuntime:
                 seg.audio_uri = write_wav(self.audio_dir / f'segment_{seg.segment_id:08d}.wav', clip)
         self.save_state()
         return seg
+
+    # -- voices --------------------------------------------------------------------------------------------------
+    def take_voice_events(self) -> list[VoiceEvent]:
+        """New voices, embedding updates and face links since the last call (for the consolidation node)."""
+        with self._voice_lock:
+            out, self._voice_events = self._voice_events, []
+        return out
+
+    def sync_voices(self, entries: Iterable[VoiceGalleryEntry], version: int | None = None) -> list[str]:
+        """Adopt the stored voices (names, face links); voices it no longer holds are dropped (returned)."""
+        entries = list(entries)
+        self.asr.learn_names(e.name for e in entries if e.name)     # names heard only, as hints too
+        if self.voices is None:
+            return []
+        return self.voices.sync(entries, version)
+
+    def forget_voice(self, voice_id: str) -> bool:
+        """Drop a forgotten voice."""
+        return self.voices.forget(voice_id) if self.voices is not None else False
 
     # -- identities ----------------------------------------------------------------------------------------------
     def load_profiles(self, entries: Iterable[GalleryEntry], version: int | None = None) -> list[str]:
@@ -227,12 +271,15 @@ class PerceptionRuntime:
         """Drop a forgotten person's identity, live tracks and sightings in the open segment."""
         known = self.faces.forget(face_id) if self.faces is not None else False
         self.segmenter.forget_face(face_id)
+        if self.voices is not None:
+            self.voices.forget_face(face_id)     # a forgotten person's voice goes with their face
         return known
 
     def save_state(self) -> None:
-        """Persist the next segment id and face index."""
+        """Persist the next segment id, face index and voice index."""
         self.state.save(self.segmenter.next_id,
-                        self.faces.registry.next_index if self.faces else self.state.next_face_index)
+                        self.faces.registry.next_index if self.faces else self.state.next_face_index,
+                        self.voices.next_index if self.voices is not None else None)
 
 
 __all__ = ['PerceptionRuntime', 'PerceptionConfigs', 'PendingSegment', 'FrameResult', 'GalleryEntry']

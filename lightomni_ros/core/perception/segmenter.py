@@ -158,25 +158,30 @@ class Segmenter:
 
 
 class PerceptionState:
-    """Counters that survive restarts (next segment id, next face index), in a small JSON file written atomically."""
+    """Counters that survive restarts (next segment id, face and voice index), in a JSON file written atomically."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = pathlib.Path(path)
         self.next_segment_id = 1
         self.next_face_index = 0
+        self.next_voice_index = 0
         try:
             data = json.loads(self.path.read_text())
             self.next_segment_id = max(1, int(data.get('next_segment_id', 1)))
             self.next_face_index = max(0, int(data.get('next_face_index', 0)))
+            self.next_voice_index = max(0, int(data.get('next_voice_index', 0)))
         except (OSError, ValueError, TypeError):
             pass
 
-    def save(self, next_segment_id: int, next_face_index: int) -> None:
+    def save(self, next_segment_id: int, next_face_index: int, next_voice_index: int | None = None) -> None:
         """Persist the counters."""
         self.next_segment_id, self.next_face_index = next_segment_id, next_face_index
+        if next_voice_index is not None:
+            self.next_voice_index = next_voice_index
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f'.tmp{os.getpid()}')
-        tmp.write_text(json.dumps({'next_segment_id': next_segment_id, 'next_face_index': next_face_index}))
+        tmp.write_text(json.dumps({'next_segment_id': next_segment_id, 'next_face_index': next_face_index,
+                                   'next_voice_index': self.next_voice_index}))
         os.replace(tmp, self.path)
 
 

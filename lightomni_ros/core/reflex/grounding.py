@@ -27,6 +27,8 @@ _PROMPT_ECHO = ('memories:', 'question:', 'relevant memories', '<|im_', 'the use
                 'what happened so far', '[segment ', 'visible people:', 'scene:', 'typed instruction:',
                 '(nobody spoke)')
 _FACE = re.compile(r'<face_\d+>')
+#: a voice id memory could not resolve to a face or a name (the unseen-speaker phrase after it says the rest)
+_VOICE = re.compile(r'<voice_\d+>(, )?')
 _PROFILE_NAME = re.compile(r'^(<face_\d+>) is ([^(;]+?)\s*(?:\(|$)')
 _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
 #: The robot's own earlier answer inside an episodic entry (always its last part): never evidence, never quoted.
@@ -138,7 +140,7 @@ def speakable(text: str, names: dict[str, str]) -> str:
     if text.startswith('saw '):         # an episodic entry: 'saw X; heard "Y"'
         text = 'I saw ' + text[4:].replace('; heard ', ' and heard ', 1)
     text = _FACE.sub(lambda m: names.get(m.group(0), 'a person'), text)
-    text = text.strip()
+    text = _VOICE.sub(lambda m: '' if m.group(1) else 'a person', text).strip()
     return text if text.endswith(('.', '!', '?', '."', '!"', '?"')) else text + '.'
 
 

@@ -34,7 +34,7 @@ def segment_input(seg: SegmentData, decode_frames: bool) -> SegmentInput:
     return SegmentInput(segment_id=int(seg.segment_id), start=seg.start, end=seg.end, transcript=seg.transcript,
                         typed_text=seg.typed_text, face_ids=faces, visual_tags=list(seg.visual_tags), frames=frames,
                         frame_times=times, audio_uri=seg.audio_uri, speech_end=seg.speech_end,
-                        proactive=seg.trigger == PROACTIVE, speaker_face=speaker)
+                        proactive=seg.trigger == PROACTIVE, speaker_face=speaker, turns=list(seg.turns))
 
 
 __all__ = ['segment_input', 'speech_start']

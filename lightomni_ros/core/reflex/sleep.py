@@ -77,11 +77,18 @@ def find_remembered(text: str) -> list[str]:
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
+    turns = seg.said()
+    talking = {who for who, _ in turns} if seg.transcript.strip() else set()
     # the face in view while speech was heard is the speaker: "a person talking" is what was seen
-    faces = [f'{f} talking' if f == seg.speaker and seg.transcript.strip() else f for f in seg.face_ids]
+    faces = [f'{f} talking' if f in talking else f for f in seg.face_ids]
     visual = ', '.join(faces + seg.visual_tags) or '(nobody in view)'
-    semantic = [f'{seg.speaker} {"typed" if seg.typed_text.strip() else "said"}: {said}'] if said else []
-    return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
+    verb = 'typed' if seg.typed_text.strip() else 'said'
+    # one fact per speaker turn: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ..."
+    semantic = [f'{who} {verb}: {words}' for who, words in turns]
+    # a voice linked to a face out of view still ties what was said to that person's profile
+    heard_faces = [t.face_id for t in seg.turns if t.face_id and t.text.strip()]
+    return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end,
+                     face_ids=list(dict.fromkeys(list(seg.face_ids) + heard_faces)),
                      semantic=semantic, remembered=find_remembered(said), visual=visual, audio=said,
                      response=response, raw_refs=[seg.audio_uri] if seg.audio_uri else [],
                      reminders=find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz),

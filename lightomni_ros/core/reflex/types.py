@@ -7,11 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 import numpy as np
 
+from ..segment import SpeakerTurn
+from ..text import UNSEEN_SPEAKER, unseen_voice
 from ..topic import ReminderIntent
-
-#: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,
-#: which is also how people ask about it ("what did the man on the radio say?").
-UNSEEN_SPEAKER = 'an unseen speaker (radio, TV, phone or out of sight)'
 
 
 @dataclass(kw_only=True)
@@ -35,6 +33,8 @@ class SegmentInput:
     #: the face in view while the speech was heard, when perception's sightings single one out (see
     #: :func:`~lightomni_ros.core.reflex.people.speaking_face`); '' otherwise
     speaker_face: str = ''
+    #: who spoke when (perception's voices and the faces they belong to); empty when perception gave none
+    turns: list[SpeakerTurn] = field(default_factory=list)
 
     @property
     def utterance(self) -> str:
@@ -48,13 +48,46 @@ class SegmentInput:
         The face perception saw while the words were spoken, else the only visible face, :data:`UNSEEN_SPEAKER` for
         speech heard with nobody in view, else "someone" (several faces and no sighting singles one out).
         """
-        if self.speaker_face and self.transcript.strip() and not self.typed_text.strip():
+        heard = self.transcript.strip() and not self.typed_text.strip()
+        voices = {self.turn_speaker(t) for t in self.turns if t.text.strip()} if heard else set()
+        if len(voices) == 1 and 'someone' not in voices:
+            return voices.pop()
+        if self.speaker_face and heard:
             return self.speaker_face
         if len(self.face_ids) == 1:
             return self.face_ids[0]
-        if not self.face_ids and self.transcript.strip() and not self.typed_text.strip():
+        if not self.face_ids and heard:
             return UNSEEN_SPEAKER
         return 'someone'
+
+    def turn_speaker(self, turn: SpeakerTurn) -> str:
+        """Who spoke in one turn.
+
+        Its face (linked to the voice, or seen talking), else its voice ("<voice_2>, an unseen speaker ..." with
+        nobody in view), else the segment's own rule.
+        """
+        if turn.face_id:
+            return turn.face_id
+        if turn.voice_id:
+            return unseen_voice(turn.voice_id) if not self.face_ids else turn.voice_id
+        if len(self.face_ids) == 1:
+            return self.face_ids[0]
+        return UNSEEN_SPEAKER if not self.face_ids else 'someone'
+
+    def said(self) -> list[tuple[str, str]]:
+        """(who, words) in order: one pair per run of one speaker's turns, or the whole utterance with its speaker."""
+        if self.typed_text.strip() or not any(t.text.strip() for t in self.turns):
+            return [(self.speaker, self.utterance)] if self.utterance else []
+        out: list[tuple[str, str]] = []
+        for t in self.turns:
+            if not t.text.strip():
+                continue
+            who = self.turn_speaker(t)
+            if out and out[-1][0] == who:
+                out[-1] = (who, f'{out[-1][1]} {t.text.strip()}')
+            else:
+                out.append((who, t.text.strip()))
+        return out
 
 
 @dataclass(kw_only=True)
