@@ -12,6 +12,14 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
+def segment_key(segment_id: int, start: float) -> tuple[int, float]:
+    """What identifies a segment across nodes and restarts: its id and its start to the millisecond.
+
+    The start survives the round trip through ``builtin_interfaces/Time`` only to the nanosecond, not bit for bit.
+    """
+    return int(segment_id), round(float(start), 3)
+
+
 @dataclass(kw_only=True)
 class ReminderIntent:
     """A time intent ("remind me to ... in three minutes"): ``due`` is epoch seconds (0 = parse ``text`` for it)."""
@@ -65,4 +73,4 @@ class TopicData:
         return t
 
 
-__all__ = ['TopicData', 'ReminderIntent']
+__all__ = ['TopicData', 'ReminderIntent', 'segment_key']

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import json
 import logging
 import os
@@ -27,6 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+
+from . import crypto
 
 log = logging.getLogger('lightomni.memory')
 
@@ -81,13 +84,28 @@ CREATE TABLE pending(
 # Version 2: a semantic fact met again is extended rather than appended; count how often it was met.
 _V2 = "ALTER TABLE semantic ADD COLUMN mentions INTEGER NOT NULL DEFAULT 1;"
 
+# Version 3: the keys of every Topic ever queued (a Topic re-sent after a lost acknowledgement is stored once), and
+# tombstones of forgets (a Topic recorded before a forget and arriving after it is scrubbed or dropped on arrival);
+# a tombstone holds salted hashes of the forgotten face id and name, never the words themselves.
+_V3 = """
+CREATE TABLE received(segment_id INTEGER NOT NULL, start REAL NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY(segment_id, start)) WITHOUT ROWID;
+INSERT OR IGNORE INTO received(segment_id, start, at) SELECT source_segment, round(start, 3), 0 FROM episodic
+    WHERE source_segment > 0;
+INSERT OR IGNORE INTO received(segment_id, start, at) SELECT segment_id, round(json_extract(payload, '$.start'), 3),
+    received FROM pending;
+CREATE TABLE tombstones(
+    id INTEGER PRIMARY KEY AUTOINCREMENT, hashes TEXT NOT NULL DEFAULT '[]',
+    start REAL NOT NULL DEFAULT 0, end REAL NOT NULL DEFAULT 0, at REAL NOT NULL);
+"""
+
 #: MIGRATIONS[i] upgrades a file of schema version i to version i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 _TABLES = ('profiles', 'semantic', 'semantic_faces', 'episodic', 'episodic_faces', 'sg_nodes', 'reminders', 'pending',
-           'meta')
+           'meta', 'received', 'tombstones')
 
 
 class StoreError(RuntimeError):
@@ -187,17 +205,21 @@ def blob_to_vec(b: bytes | None) -> np.ndarray | None:
 
 
 class Store:
-    """The SQLite memory file."""
+    """The SQLite memory file (SQLCipher-encrypted when a ``key`` is given)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, key: str | None = None) -> None:
         self.path = pathlib.Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.encrypted = key is not None
         try:
-            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0)
-            self.db.row_factory = sqlite3.Row
+            self.db = crypto.connect(self.path, key, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self.db.row_factory = _row_factory(key is not None)
             mode = self.db.execute('PRAGMA journal_mode=WAL').fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f'{self.path}: not a usable SQLite file ({e})') from e
+        except Exception as e:  # noqa: BLE001 - sqlite3 and sqlcipher3 raise their own DatabaseError classes
+            if key is None and self.path.exists() and not crypto.is_plain_sqlite(self.path):
+                raise StoreError(f'{self.path}: not a plain SQLite file: encrypted memory needs its key '
+                                 f'(privacy.key_env / privacy.key_file) ({e})') from e
+            raise StoreError(f'{self.path}: not a usable SQLite file{" with this key" if key else ""} ({e})') from e
         if mode.lower() != 'wal':
             raise StoreError(f'{self.path}: WAL journal mode unavailable (got {mode})')
         for pragma in ('foreign_keys=ON', 'synchronous=FULL', 'secure_delete=ON'):
@@ -250,7 +272,7 @@ class Store:
         """Checkpoint the WAL into the main file and close."""
         try:
             self.db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
-        except sqlite3.Error:
+        except Exception:  # noqa: BLE001 - best effort (sqlite3 or sqlcipher3 error)
             pass
         self.db.close()
 
@@ -386,6 +408,40 @@ class Store:
         rows = self.db.execute('SELECT id, payload FROM pending ORDER BY id LIMIT ?', (limit,)).fetchall()
         return [(r[0], json.loads(r[1])) for r in rows]
 
+    def already_received(self, segment_id: int, start: float) -> bool:
+        """Whether a Topic of this segment was queued before (consolidated since, or still queued)."""
+        return self.db.execute('SELECT 1 FROM received WHERE segment_id=? AND start=?',
+                               (int(segment_id), round(float(start), 3))).fetchone() is not None
+
+    def mark_received(self, segment_id: int, start: float, at: float) -> None:
+        """Remember a Topic's key (inside the transaction that queues it)."""
+        self.db.execute('INSERT OR IGNORE INTO received(segment_id, start, at) VALUES(?,?,?)',
+                        (int(segment_id), round(float(start), 3), at))
+
+    # -- tombstones --------------------------------------------------------------------------------------------------
+    def word_hash(self, word: str) -> str:
+        """Salted hash of a word (a face id, a name) as tombstones keep it."""
+        salt = self.get_meta('tombstone.salt')
+        if not salt:
+            salt = os.urandom(16).hex()
+            with self.transaction():
+                self.set_meta('tombstone.salt', salt)
+        return hashlib.sha256((salt + word.strip().lower()).encode()).hexdigest()[:32]
+
+    def add_tombstone(self, at: float, words: Sequence[str] = (), start: float = 0.0, end: float = 0.0,
+                      keep_s: float = 30 * 86400.0) -> None:
+        """Record a forget (a person's face id and name, or a time range) for Topics recorded before it arriving later.
+
+        Tombstones older than ``keep_s`` are removed: a Topic waits in the reflex node's queue for hours, not months.
+        """
+        self.db.execute('INSERT INTO tombstones(hashes, start, end, at) VALUES(?,?,?,?)',
+                        (json.dumps([self.word_hash(w) for w in words if w.strip()]), start, end, at))
+        self.db.execute('DELETE FROM tombstones WHERE at < ?', (at - keep_s,))
+
+    def tombstones(self, after: float) -> list[sqlite3.Row]:
+        """Forgets made after sensor time ``after`` (those that concern a Topic recorded then)."""
+        return self.db.execute('SELECT * FROM tombstones WHERE at > ? ORDER BY id', (after,)).fetchall()
+
     def pending_count(self) -> int:
         """Length of the queue."""
         return int(self.db.execute('SELECT count(*) FROM pending').fetchone()[0])
@@ -402,6 +458,13 @@ class Store:
             if p.exists():
                 total += p.stat().st_size
         return total
+
+
+def _row_factory(encrypted: bool) -> Any:
+    if not encrypted:
+        return sqlite3.Row
+    from sqlcipher3 import dbapi2 as sqlcipher
+    return sqlcipher.Row
 
 
 def chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
