@@ -391,7 +391,8 @@ class GraphLauncher:
 
 
 #: parameters holding a node's persistent state: pointed into the run folder so each replay starts from nothing
-STATE_KEYS = {'memory_dir': 'memory', 'state_file': 'perception_state.json', 'audio_dir': 'segments'}
+STATE_KEYS = {'memory_dir': 'memory', 'state_file': 'perception_state.json', 'audio_dir': 'segments',
+              'sleep_queue_path': 'reflex_sleep_queue.db'}
 
 
 def fresh_config(src: pathlib.Path, dst: pathlib.Path, state: pathlib.Path) -> list[str]:

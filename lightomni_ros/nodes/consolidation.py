@@ -20,7 +20,7 @@ from rclpy.client import Client
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 
-from lightomni_ros.msg import FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, Reminder, Topic
+from lightomni_ros.msg import Ack, FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, Reminder, Topic
 from lightomni_ros.srv import (ExportMemory, Forget, GetGlobalState, ImportMemory, ListProfiles, QueryMemory,
                                Remember, Summarize)
 
@@ -31,8 +31,8 @@ from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
 from ..core.summary import SummaryRequest, SummaryResult
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
-from .messages import (entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
-                       to_time, topic_from_msg)
+from .messages import (ack_msg, entry_msg, fired_msg, from_time, profile_msg, summarize_request,
+                       summary_result_from, to_time, topic_from_msg)
 
 CONFIG_SECTIONS = section_classes(ConsolidationConfigs)
 
@@ -99,6 +99,7 @@ class ConsolidationNode(LifecycleNode):
         self._pub_gallery = io.add(self.create_publisher(FaceGallery, 'faces/gallery', LATCHED_QOS))
         self._pub_forgotten = io.add(self.create_publisher(FaceIdentity, 'faces/forgotten', RELIABLE_QOS))
         self._pub_due = io.add(self.create_publisher(Reminder, 'reminders/due', RELIABLE_QOS))
+        self._pub_ack = io.add(self.create_publisher(Ack, 'topics/ack', RELIABLE_QOS))
         self.diag = Diagnostics(self, 'memory', rt.timer, warn_ms={'query': 10.0, 'consolidate': 2000.0},
                                 error_ms={'query': 100.0})
         rt.summarizer, client = service_summarizer(self, cfg.summarize_service, cfg.summarize_timeout_s,
@@ -118,9 +119,12 @@ class ConsolidationNode(LifecycleNode):
                                    (ImportMemory, 'import_memory', self._import)):
             io.add(self.create_service(srv, name, self._guard(handler), callback_group=svc_group))
         io.add(self.create_timer(cfg.reminder_period_s, self._tick, callback_group=sub_group))
+        io.add(self.create_timer(self.cfg.privacy.retention_check_s, self._expire, callback_group=sub_group))
         self._publish_state()
         self._publish_gallery()
         self._tick()  # reminders that fell due while the node was down fire now, with their delay
+        self._expire()
+        self.diag.set('encrypted', 'yes (SQLCipher)' if rt.encrypted else 'no')
         self._stop.clear()
         self._active = True
         self._worker = threading.Thread(target=self._work, name='consolidation', daemon=True)
@@ -195,17 +199,36 @@ class ConsolidationNode(LifecycleNode):
                     break
 
     def _on_topic(self, msg: Topic) -> None:
+        start = from_time(msg.start)
         try:
-            qid = self.rt.enqueue(topic_from_msg(msg))
+            receipt = self.rt.enqueue(topic_from_msg(msg))
         except ValueError as e:
             self.diag.warn('topic', f'segment {msg.segment_id} rejected: {e}')
+            self._ack(msg.segment_id, start, Ack.REFUSED, str(e))
             return
-        except Exception as e:  # noqa: BLE001 - e.g. a full disk: say so and keep running
+        except Exception as e:  # noqa: BLE001 - e.g. a full disk: say so, do not acknowledge (it is sent again)
             self.diag.warn('topic', f'segment {msg.segment_id} not stored: {type(e).__name__}: {e}')
             return
-        self.diag.count('topics.acknowledged')
-        self.get_logger().debug(f'topic of segment {msg.segment_id} queued as {qid}')
+        status = {'stored': Ack.STORED, 'duplicate': Ack.DUPLICATE, 'forgotten': Ack.FORGOTTEN}[receipt.status]
+        self._ack(msg.segment_id, start, status, receipt.status)
+        self.diag.count(f'topics.{receipt.status}')
+        self.get_logger().debug(f'topic of segment {msg.segment_id}: {receipt.status} ({receipt.queue_id})')
         self._wake.set()
+
+    def _ack(self, segment_id: int, start: float, status: int, message: str) -> None:
+        self._pub_ack.publish(ack_msg(segment_id, start, status, message, self.get_clock().now().to_msg()))
+
+    def _expire(self) -> None:
+        try:
+            res = self.rt.expire()
+        except Exception as e:  # noqa: BLE001 - reported; the next pass tries again
+            if self.diag is not None:
+                self.diag.warn('retention', f'{type(e).__name__}: {e}')
+            return
+        if res.any():
+            self.get_logger().info(f'retention: {res}')
+            if res.profiles:
+                self._publish_gallery()
 
     def _on_new_reminder(self, msg: Reminder) -> None:
         try:

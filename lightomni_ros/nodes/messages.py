@@ -45,6 +45,15 @@ def from_time(m: Time) -> float:
     return m.sec + m.nanosec * 1e-9
 
 
+def ack_msg(segment_id: int, start: float, status: int, message: str, stamp: Time) -> 'Ack':
+    """An acknowledgement of the segment ``(segment_id, start)`` (msg/Ack.msg)."""
+    from lightomni_ros.msg import Ack
+
+    msg = Ack(segment_id=max(0, int(segment_id)), start=to_time(start), status=status, message=message[:500])
+    msg.header.stamp = stamp
+    return msg
+
+
 def is_set(m: Time) -> bool:
     """Whether a Time field holds a time (all zero means "none")."""
     return bool(m.sec or m.nanosec)

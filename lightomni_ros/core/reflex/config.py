@@ -150,8 +150,9 @@ class ReflexConfig:
                                   'on a restart).')
     topic_resend_s: float = param(5.0, 'A Topic not acknowledged on topics/ack within this time is sent again (the '
                                        'consolidation node stores it once).', min=0.1)
-    late_segment_s: float = param(30.0, 'A segment that reaches the node this long after it ended (re-delivered '
-                                        'after a restart) is queued for sleep time without being answered.',
+    late_segment_s: float = param(30.0, 'A segment that reaches the node this long after perception first published '
+                                        'it (re-sent after a restart) is queued for sleep time without being '
+                                        'answered: a late answer to an old question confuses.',
                                   min=0.0)
     sleep_idle_s: float = param(0.5, 'Idle time after the last segment before sleep-time work starts.', min=0.0)
     sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time '

@@ -128,12 +128,12 @@ class ReflexRuntime:
         return self.engine.decide(seg, lat.speech_threshold, lat.search_threshold, r.k_semantic, r.k_episodic,
                                   lat.always_answer_questions)
 
-    def answer(self, seg: SegmentData, now: float | None = None) -> tuple[SegmentInput, Decision] | None:
+    def answer(self, seg: SegmentData, age_s: float | None = None) -> tuple[SegmentInput, Decision] | None:
         """Decide on a closed segment and queue the interaction (segment and what was said) durably for sleep time.
 
-        None when the segment was queued before (delivered twice: it is answered once). A segment that arrives more
-        than ``late_segment_s`` after it ended (``now``: the driver's clock, in the segments' time base) is queued
-        without an answer; a "forget me" request is carried out, confirmed, and not queued.
+        None when the segment was queued before (delivered twice: it is answered once). A segment that reaches the
+        driver ``age_s`` seconds after it was first published, more than ``late_segment_s`` (a re-sent copy after a
+        restart), is queued without an answer; a "forget me" request is carried out, confirmed, and not queued.
         """
         sin = self.segment_input(seg)
         if self.sleep.seen(sin.segment_id, sin.start):
@@ -142,8 +142,8 @@ class ReflexRuntime:
         if req is not None:
             error = self.engine.memory.forget_face(req.face_id) if req.face_id else None
             return sin, forget_decision(sin, req, error or None)
-        late = now is not None and now - sin.end > self.cfg.reflex.late_segment_s
-        d = silent(sin, f'late: arrived {now - sin.end:.0f} s after it ended; stored, not answered') if late \
+        late = age_s is not None and age_s > self.cfg.reflex.late_segment_s
+        d = silent(sin, f'late: arrived {age_s:.0f} s after it was sent; stored, not answered') if late \
             else self.decide(sin)
         self.sleep.put(sin, d.response if d.speak else '')
         return sin, d
