@@ -364,7 +364,7 @@ class GraphLauncher:
         """Wait until every autostarted lifecycle node is active; return those that are not (empty when all are)."""
         from lightomni_ros.launch_runner.lifecycle import LifecycleClient
 
-        pending = [n.fqn for n in self.runner.nodes if n.autostart]
+        pending = [n.fqn for n in self.runner.nodes if n.transitions]
         deadline = time.monotonic() + timeout
         with LifecycleClient() as client:
             while pending and time.monotonic() < deadline and not stop.is_set() and not self.failed:

@@ -16,7 +16,7 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import KeyValue
 from sensor_msgs.msg import CompressedImage, RegionOfInterest
 
-from lightomni_ros.msg import (Action, FaceIdentity, FaceObservation, Keyframe, MemoryEntry, Profile, Reminder,
+from lightomni_ros.msg import (Ack, Action, FaceIdentity, FaceObservation, Keyframe, MemoryEntry, Profile, Reminder,
                                Segment, StageLatency, Topic, WordTiming)
 from lightomni_ros.srv import Summarize
 
@@ -45,10 +45,8 @@ def from_time(m: Time) -> float:
     return m.sec + m.nanosec * 1e-9
 
 
-def ack_msg(segment_id: int, start: float, status: int, message: str, stamp: Time) -> 'Ack':
+def ack_msg(segment_id: int, start: float, status: int, message: str, stamp: Time) -> Ack:
     """An acknowledgement of the segment ``(segment_id, start)`` (msg/Ack.msg)."""
-    from lightomni_ros.msg import Ack
-
     msg = Ack(segment_id=max(0, int(segment_id)), start=to_time(start), status=status, message=message[:500])
     msg.header.stamp = stamp
     return msg

@@ -280,4 +280,5 @@ def _redact_entry(e: SemanticEntry | EpisodicEntry, pat: re.Pattern) -> Semantic
     return EpisodicEntry(e.start, e.end, raw_refs=[], source_segment=e.source_segment, **fields)
 
 
-__all__ = ['Forgetting', 'ForgetResult', 'FORGOTTEN', 'redact_text', 'scrub_topic', 'apply_tombstones', 'person_pattern']
+__all__ = ['Forgetting', 'ForgetResult', 'FORGOTTEN', 'redact_text', 'scrub_topic', 'apply_tombstones',
+           'person_pattern']
