@@ -17,6 +17,25 @@ from harness import RosTestNode, Spawner, next_domain_id  # noqa: E402
 from lightomni_ros.dds import PROFILE_ENV, profile_path  # noqa: E402
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    """``--encrypted-memory``: every memory store the tests open is SQLCipher-encrypted (docs/PRIVACY.md)."""
+    parser.addoption('--encrypted-memory', action='store_true',
+                     help='run with LIGHTOMNI_MEMORY_KEY set, so memory.db is encrypted (privacy.encryption: auto)')
+
+
+@pytest.fixture(autouse=True, scope='session')
+def _encrypted_memory(request: pytest.FixtureRequest):
+    """Set the memory key for this process and the nodes it starts when ``--encrypted-memory`` is given."""
+    if not request.config.getoption('--encrypted-memory'):
+        yield
+        return
+    os.environ['LIGHTOMNI_MEMORY_KEY'] = 'lightomni test key'
+    try:
+        yield
+    finally:
+        os.environ.pop('LIGHTOMNI_MEMORY_KEY', None)
+
+
 @pytest.fixture
 def domain_id(monkeypatch: pytest.MonkeyPatch) -> int:
     """A fresh ROS_DOMAIN_ID, also set in this process's environment (for in-process nodes)."""

@@ -26,7 +26,8 @@ def generate_launch_description():
         Node(package='lightomni_test', executable='talker', name='talker', namespace='demo',
              remappings=[('chatter', 'chat')], respawn=True, respawn_delay=0.5),
         listener,
-        RegisterEventHandler(OnProcessStart(target_action=listener, on_start=[change(Transition.TRANSITION_CONFIGURE)])),
+        RegisterEventHandler(OnProcessStart(target_action=listener,
+                                            on_start=[change(Transition.TRANSITION_CONFIGURE)])),
         RegisterEventHandler(OnStateTransition(target_lifecycle_node=listener, goal_state='inactive',
                                                entities=[change(Transition.TRANSITION_ACTIVATE)])),
     ])
