@@ -232,7 +232,8 @@ def test_lifecycle_and_every_service(spawn, ros, tmp_path):
 
 def _db_state(path):
     key = os.environ.get('LIGHTOMNI_MEMORY_KEY')      # pytest --encrypted-memory: the file is SQLCipher
-    db = crypto.connect(pathlib.Path(path), key, timeout=10) if key else sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10)
+    db = crypto.connect(pathlib.Path(path), key, timeout=10) if key else \
+        sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10)
     try:
         segs = [r[0] for r in db.execute('SELECT source_segment FROM episodic ORDER BY source_segment')]
         pending = [r[0] for r in db.execute('SELECT segment_id FROM pending ORDER BY segment_id')]

@@ -8,7 +8,6 @@ memory pass, whose failure and pre-emption are the logic under test).
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import pathlib
@@ -31,6 +30,7 @@ from lightomni_ros.core.reflex.sleep_queue import SleepQueue
 from lightomni_ros.core.reflex.types import SegmentInput
 from lightomni_ros.core.segment import END_OF_SPEECH, FaceSeen, SegmentData
 from lightomni_ros.core.topic import TopicData
+from lightomni_ros.eval.hostile import hostile_archives
 
 T0 = 1_780_000_000.0
 
@@ -270,60 +270,6 @@ def test_a_key_file_others_can_read_is_refused(tmp_path, embedder, monkeypatch):
 
 
 # -- hostile archives ------------------------------------------------------------------------------------------------
-def _tar(path, members):
-    with tarfile.open(path, 'w') as tf:
-        for name, data, kind in members:
-            info = tarfile.TarInfo(name)
-            if kind == 'sym':
-                info.type, info.linkname = tarfile.SYMTYPE, '/etc/passwd'
-                tf.addfile(info)
-            elif kind == 'big':
-                info.size = data
-                tf.addfile(info, io.BytesIO(b'\0' * data))
-            else:
-                info.size = len(data)
-                tf.addfile(info, io.BytesIO(data))
-    return path
-
-
-def hostile_archives(tmp_path, good_lines):
-    """(name, path) of archives an import must refuse."""
-    meta, rest = good_lines[0], good_lines[1:]
-    body = '\n'.join(good_lines).encode()
-
-    def jsonl(name, lines):
-        p = tmp_path / f'{name}.jsonl'
-        p.write_text('\n'.join(lines))
-        return name, p
-
-    def with_meta(**kw):
-        return json.dumps(json.loads(meta) | kw)
-    sem = next(x for x in rest if '"semantic"' in x)
-    out = [
-        ('traversal', _tar(tmp_path / 'trav.tar', [('memory.jsonl', body, ''), ('../../evil.wav', b'x', '')])),
-        ('absolute', _tar(tmp_path / 'abs.tar', [('memory.jsonl', body, ''), ('/tmp/evil.wav', b'x', '')])),
-        ('symlink member', _tar(tmp_path / 'sym.tar', [('memory.jsonl', body, ''), ('audio/a.wav', 0, 'sym')])),
-        ('oversized member', _tar(tmp_path / 'big.tar', [('memory.jsonl', body, ''),
-                                                         ('audio/a.wav', (64 << 20) + 1, 'big')])),
-        ('unexpected member', _tar(tmp_path / 'odd.tar', [('memory.jsonl', body, ''), ('run.sh', b'rm -rf', '')])),
-        jsonl('schema', [with_meta(schema=99)] + rest),
-        jsonl('embedder', [with_meta(embedder='another-model')] + rest),
-        jsonl('dimension', [with_meta(dim=768)] + rest),
-        jsonl('duplicate ids', good_lines + [sem]),
-        jsonl('wrong type', [meta, sem.replace('"start": ', '"start": "yesterday", "x": ')]),
-        jsonl('unknown field', [meta, sem[:-1] + ', "pwn": 1}']),
-        jsonl('NaN', [meta, sem.replace('"pinned": false', '"pinned": false, "end": NaN')]),
-        jsonl('outside raw ref', [meta, json.dumps({'type': 'episodic', 'start': T0, 'end': T0 + 1,
-                                                   'raw_refs': ['file:///etc/passwd']})]),
-        jsonl('bad face id', [meta, json.dumps({'type': 'semantic', 'content': 'x', 'start': T0, 'end': T0,
-                                               'face_ids': ["<face_1>'; DROP TABLE semantic"]})]),
-    ]
-    link = tmp_path / 'link.jsonl'
-    link.symlink_to(tmp_path / 'schema.jsonl')
-    out.append(('symlinked archive', link))
-    return out
-
-
 def test_hostile_archives_are_refused_and_the_store_is_untouched(tmp_path, embedder):
     mem = memory(tmp_path, embedder)
     clip = tmp_path / 'audio' / 'segment_1.wav'
@@ -333,12 +279,13 @@ def test_hostile_archives_are_refused_and_the_store_is_untouched(tmp_path, embed
     good = tmp_path / 'backup.jsonl'
     mem.export_jsonl(str(good))
     before = rows(mem)
-    cases = hostile_archives(tmp_path, good.read_text().splitlines())
+    cases = hostile_archives(tmp_path / 'hostile', good.read_text().splitlines())
     for name, path in cases:
         with pytest.raises(RequestError):
             mem.import_jsonl(str(path))
         assert rows(mem) == before, name
-    assert not (tmp_path / 'evil.wav').exists() and not (tmp_path / 'mem' / 'audio').exists()
+    assert not list(tmp_path.rglob('evil.wav')) and not (tmp_path / 'mem' / 'audio').exists()
+    assert len(cases) >= 20
     # a real tar backup round-trips, clips included, into a fresh memory
     tar = tmp_path / 'backup.tar'
     mem.export_jsonl(str(tar))

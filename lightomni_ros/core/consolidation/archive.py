@@ -83,8 +83,8 @@ class Archive:
     def export(self, path: str) -> int:
         """Write all memory (a tar with clips when ``path`` ends in .tar/.tar.gz); return the record count."""
         path_ = pathlib.Path(path).expanduser()
-        if not path or path_.is_dir():
-            raise RequestError(f'export path {path!r} is not a file path')
+        if not path or path_.is_dir() or path_.is_symlink() or (path_.exists() and not path_.is_file()):
+            raise RequestError(f'export path {path!r} is not a regular file path (symlinks and devices are refused)')
         as_tar = path_.name.endswith(('.tar', '.tar.gz'))
         tmp = path_.with_name(path_.name + '.tmp')
         clips: dict[str, pathlib.Path] = {}
