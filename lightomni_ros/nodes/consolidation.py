@@ -66,6 +66,7 @@ class ConsolidationNode(LifecycleNode):
         self._active = False
         self.diag: Diagnostics | None = None
         self._pub_state: Any = None
+        self._redelivered: dict[int, float] = {}     # reminder id -> monotonic time it was last delivered again
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -100,6 +101,8 @@ class ConsolidationNode(LifecycleNode):
         self._pub_forgotten = io.add(self.create_publisher(FaceIdentity, 'faces/forgotten', RELIABLE_QOS))
         self._pub_due = io.add(self.create_publisher(Reminder, 'reminders/due', RELIABLE_QOS))
         self._pub_ack = io.add(self.create_publisher(Ack, 'topics/ack', RELIABLE_QOS))
+        io.add(self.create_subscription(Ack, 'reminders/ack', self._on_reminder_ack, RELIABLE_QOS,
+                                        callback_group=sub_group))
         self.diag = Diagnostics(self, 'memory', rt.timer, warn_ms={'query': 10.0, 'consolidate': 2000.0},
                                 error_ms={'query': 100.0})
         rt.summarizer, client = service_summarizer(self, cfg.summarize_service, cfg.summarize_timeout_s,
@@ -230,6 +233,13 @@ class ConsolidationNode(LifecycleNode):
             if res.profiles:
                 self._publish_gallery()
 
+    def _on_reminder_ack(self, msg: Ack) -> None:
+        try:
+            if self.rt.reminder_spoken(int(msg.segment_id)):
+                self._redelivered.pop(int(msg.segment_id), None)
+        except Exception as e:  # noqa: BLE001 - a bad acknowledgement must not stop the node
+            self.diag.warn('reminder', f'acknowledgement of reminder {msg.segment_id}: {type(e).__name__}: {e}')
+
     def _on_new_reminder(self, msg: Reminder) -> None:
         try:
             rid = self.rt.add_reminder(msg.text, from_time(msg.due), msg.face_id, msg.source_segment)
@@ -264,6 +274,15 @@ class ConsolidationNode(LifecycleNode):
             late = f' ({r.delay:.1f} s late)' if r.delay >= 2 * self.cfg.consolidation.reminder_period_s else ''
             self.get_logger().info(f'reminder {r.id} due: "{r.text}" for {r.face_id or "(anyone)"}{late}')
             self._pub_due.publish(fired_msg(r))
+        # a reminder fired while the reflex node was down (or whose confirmation was lost) is delivered again; the
+        # reflex node speaks each id once
+        if self.count_publishers(self._pub_due.topic_name.rsplit('/', 1)[0] + '/ack'):
+            for r in rt.unspoken_reminders(max(3.0, 5 * self.cfg.consolidation.reminder_period_s)):
+                if self._redelivered.get(r.id, 0.0) < time.monotonic() - 3.0:
+                    self._redelivered[r.id] = time.monotonic()
+                    self._pub_due.publish(fired_msg(r))
+                    if self.diag is not None:
+                        self.diag.count('reminders.redelivered')
         if self.diag is not None:
             self.diag.set('queue_depth', rt.pending_count())
             s = rt.stats

@@ -124,6 +124,7 @@ class ReflexNode(LifecycleNode):
         self._pub_topic = io.add(self.create_publisher(Topic, 'topics', RELIABLE_QOS))
         self._pub_reminder = io.add(self.create_publisher(Reminder, 'reminders/new', RELIABLE_QOS))
         self._pub_seg_ack = io.add(self.create_publisher(Ack, 'segments/ack', RELIABLE_QOS))
+        self._pub_rem_ack = io.add(self.create_publisher(Ack, 'reminders/ack', RELIABLE_QOS))
         self.rt.engine.memory = ServiceMemory(self, cfg.query_timeout_s, io)
         io.add(self.create_subscription(Segment, 'segments', self._on_segment, RELIABLE_QOS, callback_group=sub_group))
         io.add(self.create_subscription(GlobalState, 'global_state', self._on_state, LATCHED_QOS,
@@ -208,8 +209,15 @@ class ReflexNode(LifecycleNode):
     def _on_reminder(self, msg: Reminder) -> None:
         # Spoken from a template, so it needs no model call: said on time, not after the segments queued before it.
         try:
-            self._publish_action(self.rt.reminder(msg.id, msg.text), Action.SOURCE_REMINDER, Time())
-            self.diag.count('reminders')
+            if msg.id and self.rt.sleep.reminder_spoken_before(msg.id):
+                self.diag.count('reminders.duplicate')      # delivered again: confirmed, not said twice
+            else:
+                self._publish_action(self.rt.reminder(msg.id, msg.text), Action.SOURCE_REMINDER, Time())
+                if msg.id:
+                    self.rt.sleep.reminder_spoken(msg.id)
+                self.diag.count('reminders')
+            if msg.id:
+                self._pub_rem_ack.publish(ack_msg(msg.id, 0.0, Ack.STORED, 'spoken', self.get_clock().now().to_msg()))
         except Exception as e:  # noqa: BLE001 - a bad reminder message must not stop the node
             self.diag.warn('reminder', f'reminder {msg.id} not spoken: {type(e).__name__}: {e}')
 

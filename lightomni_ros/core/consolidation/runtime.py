@@ -272,6 +272,14 @@ class ConsolidationRuntime:
         """Reminders due by ``now``, each fired once."""
         return self.reminder_book.fire_due(now)
 
+    def reminder_spoken(self, reminder_id: int) -> bool:
+        """The reflex node confirmed speaking this fired reminder."""
+        return self.reminder_book.spoken(reminder_id)
+
+    def unspoken_reminders(self, older_than_s: float, now: float | None = None) -> list[ReminderRow]:
+        """Fired reminders nobody confirmed speaking within ``older_than_s`` (to deliver again)."""
+        return self.reminder_book.unspoken(older_than_s, now)
+
     def reminders(self, status: int | None = None) -> list[ReminderRow]:
         """Stored reminders."""
         return self.reminder_book.stored(status)

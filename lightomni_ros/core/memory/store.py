@@ -86,7 +86,8 @@ _V2 = "ALTER TABLE semantic ADD COLUMN mentions INTEGER NOT NULL DEFAULT 1;"
 
 # Version 3: the keys of every Topic ever queued (a Topic re-sent after a lost acknowledgement is stored once), and
 # tombstones of forgets (a Topic recorded before a forget and arriving after it is scrubbed or dropped on arrival);
-# a tombstone holds salted hashes of the forgotten face id and name, never the words themselves.
+# a tombstone holds salted hashes of the forgotten face id and name, never the words themselves. A fired reminder
+# is delivered again until the reflex node says it was spoken (``spoken``).
 _V3 = """
 CREATE TABLE received(segment_id INTEGER NOT NULL, start REAL NOT NULL, at REAL NOT NULL,
     PRIMARY KEY(segment_id, start)) WITHOUT ROWID;
@@ -97,6 +98,7 @@ INSERT OR IGNORE INTO received(segment_id, start, at) SELECT segment_id, round(j
 CREATE TABLE tombstones(
     id INTEGER PRIMARY KEY AUTOINCREMENT, hashes TEXT NOT NULL DEFAULT '[]',
     start REAL NOT NULL DEFAULT 0, end REAL NOT NULL DEFAULT 0, at REAL NOT NULL);
+ALTER TABLE reminders ADD COLUMN spoken REAL;
 """
 
 #: MIGRATIONS[i] upgrades a file of schema version i to version i + 1.
@@ -389,6 +391,16 @@ class Store:
         return [ReminderRow(due=r['due'], text=r['text'], face_id=r['face_id'], status=r['status'],
                             created=r['created'], fired_at=r['fired_at'], delay=r['delay'],
                             source_segment=r['source_segment'], id=r['id']) for r in rows]
+
+    def mark_reminder_spoken(self, reminder_id: int, at: float) -> bool:
+        """The reflex node spoke a fired reminder; False when it was not waiting for that."""
+        return self.db.execute('UPDATE reminders SET spoken=? WHERE id=? AND status=? AND spoken IS NULL',
+                               (at, reminder_id, REMINDER_FIRED)).rowcount == 1
+
+    def unspoken_reminders(self, fired_before: float) -> list[ReminderRow]:
+        """Reminders fired before ``fired_before`` that nobody confirmed speaking (to deliver again)."""
+        return [r for r in self.reminders(REMINDER_FIRED) if r.fired_at is not None and r.fired_at < fired_before
+                and self.db.execute('SELECT spoken IS NULL FROM reminders WHERE id=?', (r.id,)).fetchone()[0]]
 
     def mark_reminder_fired(self, reminder_id: int, fired_at: float, delay: float) -> bool:
         """Mark a pending reminder fired; False when it was not pending (it fires once)."""

@@ -39,6 +39,7 @@ CREATE TABLE IF NOT EXISTS items(
     preemptions INTEGER NOT NULL DEFAULT 0, sends INTEGER NOT NULL DEFAULT 0, sent REAL NOT NULL DEFAULT 0,
     received REAL NOT NULL, UNIQUE(segment_id, start));
 CREATE INDEX IF NOT EXISTS items_state ON items(state, id);
+CREATE TABLE IF NOT EXISTS spoken(reminder_id INTEGER PRIMARY KEY, at REAL NOT NULL);
 CREATE TABLE IF NOT EXISTS frames(
     item_id INTEGER NOT NULL REFERENCES items(id) ON DELETE CASCADE, idx INTEGER NOT NULL, jpeg BLOB NOT NULL,
     PRIMARY KEY(item_id, idx)) WITHOUT ROWID;
@@ -166,6 +167,19 @@ class SleepQueue:
         if done > self.keep_done * 1.1:      # keys of old segments are only kept to recognise re-deliveries
             self.db.execute('DELETE FROM items WHERE id IN (SELECT id FROM items WHERE state=? ORDER BY id LIMIT ?)',
                             (DONE, done - self.keep_done))
+
+    # -- reminders -----------------------------------------------------------------------------------------------
+    def reminder_spoken_before(self, reminder_id: int) -> bool:
+        """Whether this reminder was spoken already (a re-delivered copy is confirmed, not said again)."""
+        with self._lock:
+            return self.db.execute('SELECT 1 FROM spoken WHERE reminder_id=?', (int(reminder_id),)).fetchone() \
+                is not None
+
+    def reminder_spoken(self, reminder_id: int) -> None:
+        """Record that a reminder was spoken (after it was: a crash in between says it twice rather than never)."""
+        with self._lock, self.db:
+            self.db.execute('INSERT OR IGNORE INTO spoken(reminder_id, at) VALUES(?,?)', (int(reminder_id),
+                                                                                        time.time()))
 
     # -- state ---------------------------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
