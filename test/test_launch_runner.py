@@ -126,7 +126,7 @@ RESPAWN = REPO / 'test' / 'launch' / 'respawn.launch.py'
 
 def test_respawn_plan_follows_the_lifecycle_handlers(prefix: str, tmp_path: pathlib.Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    """OnProcessStart -> configure and OnStateTransition(inactive) -> activate become the node's start transitions."""
+    """The handlers (configure on process start, activate once inactive) become the node's start transitions."""
     monkeypatch.setenv('AMENT_PREFIX_PATH', prefix)
     talker, listener = runner.plan(runner.load_description(RESPAWN), {}, tmp_path)[0]
     assert talker.respawn and talker.respawn_delay == 0.5 and talker.transitions == []

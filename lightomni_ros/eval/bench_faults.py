@@ -343,7 +343,7 @@ def _snapshot(graph: _Graph) -> dict[str, set]:
 
 
 def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work: pathlib.Path) -> None:
-    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings, strategies as st
+    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from rclpy.serialization import serialize_message
 

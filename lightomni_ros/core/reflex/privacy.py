@@ -1,6 +1,6 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-""""Forget me" / "forget what I told you": a recognised person asks the robot to erase them (docs/PRIVACY.md).
+"""Requests to be forgotten ("forget me", "forget what I told you") from a recognised person (docs/PRIVACY.md).
 
 The request is recognised by patterns (spoken or typed), before any model call, so it works whatever the backbone
 says. Who asks is the speaker perception saw (or the only face in view): a request nobody in view can be tied to is

@@ -178,8 +178,8 @@ class SleepQueue:
     def reminder_spoken(self, reminder_id: int) -> None:
         """Record that a reminder was spoken (after it was: a crash in between says it twice rather than never)."""
         with self._lock, self.db:
-            self.db.execute('INSERT OR IGNORE INTO spoken(reminder_id, at) VALUES(?,?)', (int(reminder_id),
-                                                                                        time.time()))
+            self.db.execute('INSERT OR IGNORE INTO spoken(reminder_id, at) VALUES(?,?)',
+                            (int(reminder_id), time.time()))
 
     # -- state ---------------------------------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
