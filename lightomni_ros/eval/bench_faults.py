@@ -83,7 +83,7 @@ class _Graph:
         data = yaml.safe_load(reflex.read_text())
         p = data['/**']['ros__parameters']
         p['sleep_idle_s'] = 0.1
-        p['backbone'].update(max_new_tokens=8, memory_max_new_tokens=24, threads=1)
+        p['backbone'].update(max_new_tokens=8, memory_max_new_tokens=8, threads=1)
         p['export']['backend'] = 'torch'
         p['topic_resend_s'] = 2.0
         reflex.write_text(yaml.safe_dump(data, sort_keys=False))
@@ -91,6 +91,11 @@ class _Graph:
         data = yaml.safe_load(perception.read_text())
         data['/**']['ros__parameters']['segment_resend_s'] = 2.0
         perception.write_text(yaml.safe_dump(data, sort_keys=False))
+        cons = work / 'config' / 'consolidation.yaml'
+        data = yaml.safe_load(cons.read_text())
+        # merges and profile updates by the extractive summarizer: the CPU's model time goes to answers and passes
+        data['/**']['ros__parameters']['consolidation']['summarize_service'] = 'no_summarizer'
+        cons.write_text(yaml.safe_dump(data, sort_keys=False))
         self.launcher = GraphLauncher('lightomni.launch.py', {'respawn': 'true', 'respawn_delay': '1.0'},
                                       work / 'logs', defaults={'namespace': 'lightomni',
                                                                'config_dir': str(work / 'config')},
@@ -216,7 +221,8 @@ def _read_db(path: pathlib.Path, query: str, args: tuple = ()) -> list[tuple]:
 def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report: Report) -> None:
     from lightomni_ros.srv import Forget, Remember
 
-    lines: list[tuple[str, bool]] = []          # (text, perception took it)
+    lines: list[tuple[str, bool, float]] = []   # (text, perception was there to take it, monotonic time)
+    perception_kills: list[float] = []
     reminders: list[str] = []
     remembered: list[str] = []
     forgotten: list[str] = []
@@ -232,7 +238,7 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
                 reminders.append(f'water plant number {i}')
             else:
                 text = f'Note {i}: the {THINGS[i % 10]} number {i} is in the {PLACES[(i * 7) % 10]}.'
-            lines.append((text, probe.say(text)))
+            lines.append((text, probe.say(text), time.monotonic()))
             if i % 4 == 0:
                 fact = f'fact {i}: the code of locker {i} is {1000 + i}'
                 r = probe.call(Remember, 'remember', Remember.Request(content=fact), timeout=5.0)
@@ -243,7 +249,7 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
                                                                         entry_ids=[f'semantic:{r.entry_id}']), 5.0)
                         if f is not None and f.success:
                             forgotten.append(fact)
-            time.sleep(rng.uniform(0.6, 1.4))
+            time.sleep(rng.uniform(1.2, 2.4))
 
     type_some(4.0)
     for k in range(kills):
@@ -251,21 +257,26 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
         type_some(rng.uniform(1.0, 5.0))             # the kill falls at a random moment of the conversation
         graph.kill(label)
         t_kill = time.monotonic()
+        if label == 'perception':
+            perception_kills.append(t_kill)
         type_some(rng.uniform(0.5, 2.0))
         graph.wait_active(label)
         recover[label].append(time.monotonic() - t_kill)
     type_some(4.0)
     # drain: everything that went in reaches memory (or the time-out says it did not)
-    deadline = time.monotonic() + 300.0
+    deadline = time.monotonic() + 900.0
     while time.monotonic() < deadline:
         stored = _stored(graph, probe)
         if all(v >= 1 for v in stored.values()) and _reminders_done(probe, reminders):
             break
         time.sleep(2.0)
     stored = _stored(graph, probe)
-    took = [t for t, ok in lines if ok]
+    took = [(t, at) for t, ok, at in lines if ok]
     seg_texts = {s.typed_text for s in probe.segments}
-    lost_in_perception = [t for t in took if t not in seg_texts]
+    unpublished = [(t, at) for t, at in took if t not in seg_texts]
+    # typed in the last half second before perception died: still on the wire or in its callback queue, not taken
+    in_flight = [t for t, at in unpublished if any(0 <= k - at < 0.5 for k in perception_kills)]
+    lost_in_perception = [t for t, _ in unpublished if t not in in_flight]
     lost = [k for k, v in stored.items() if v == 0]
     twice = [k for k, v in stored.items() if v > 1]
     sem = {r[0] for r in _read_db(graph.memory_db(), 'SELECT content FROM semantic')}
@@ -278,10 +289,12 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
     report.figure('recovery_s_max', {n: round(max(v), 1) for n, v in recover.items() if v}, 's',
                   'kill -> node active again')
     report.figure('lines_typed', len(lines))
-    report.figure('lines_taken_by_perception', len(took))
+    report.figure('lines_sent_while_perception_up', len(took))
     report.figure('segments_published', len(stored))
     report.figure('segments_lost', len(lost) + len(lost_in_perception),
-                  note=f'{len(lost_in_perception)} typed lines taken but never published')
+                  note=f'{len(lost_in_perception)} typed lines taken by perception but never published')
+    report.figure('typed_in_flight_at_perception_kill', len(in_flight),
+                  note='typed < 0.5 s before perception was killed: not counted as segments')
     report.figure('stored_twice', len(twice))
     report.figure('remember_acked', len(remembered))
     report.figure('forget_acked', len(forgotten))
@@ -333,13 +346,16 @@ SUBSCRIBED = {   # topic -> message type (what each node subscribes to)
 HEAVY = {f'{NS}/segments': 0.02, '/text_input': 0.01}
 
 
+#: what stored memory says (merges retiring S_g nodes and a fact met again widening its span are consolidation
+#: at work, not changes of what is remembered)
+_CONTENT = {'semantic': 'id, content, pinned, source_segment', 'episodic': 'id, visual, audio, response, raw_refs',
+            'profiles': 'face_id, name, attributes, avatar, embedding', 'sg_nodes': 'id, level, text, children',
+            'reminders': 'id, due, text, face_id', 'semantic_faces': '*', 'episodic_faces': '*'}
+
+
 def _snapshot(graph: _Graph) -> dict[str, set]:
     db = graph.memory_db()
-    out = {}
-    for table in ('semantic', 'episodic', 'profiles', 'sg_nodes', 'reminders', 'semantic_faces', 'episodic_faces'):
-        cols = '*' if table != 'reminders' else 'id, due, text, face_id, created, source_segment'
-        out[table] = set(_read_db(db, f'SELECT {cols} FROM {table}'))
-    return out
+    return {table: set(_read_db(db, f'SELECT {cols} FROM {table}')) for table, cols in _CONTENT.items()}
 
 
 def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work: pathlib.Path) -> None:
@@ -350,7 +366,9 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
     from . import rostypes
     from .fuzzing import message_strategy
 
-    time.sleep(5.0)     # the consolidation worker finishes its queue
+    deadline = time.monotonic() + 120.0     # the consolidation worker finishes its queue first
+    while time.monotonic() < deadline and _read_db(graph.memory_db(), 'SELECT count(*) FROM pending')[0][0]:
+        time.sleep(1.0)
     before = _snapshot(graph)
     starts = {label: node.starts for label, node in graph.nodes.items()}
     qos = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -394,7 +412,8 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
     report.figure('fuzz_raw_cdr', sent['raw_cdr'])
     report.figure('fuzz_topics', len(SUBSCRIBED))
     report.figure('hostile_requests', hostile['sent'])
-    report.figure('hostile_requests_refused', hostile['refused'])
+    report.figure('hostile_requests_refused', hostile['refused'], note=f'of {hostile["must_refuse"]} that must be; '
+                  'the others (a huge token budget, unknown face ids) are answered harmlessly')
     report.figure('node_crashes', crashes)
     report.figure('memory_changed_by_fuzz', changed)
     report.figure('fuzz_rows_added', added, note='rows from fuzz input that was well-formed')
@@ -420,8 +439,12 @@ def _hostile_requests(probe: _Probe, work: pathlib.Path) -> dict[str, int]:
         (Forget, 'forget', Forget.Request(scope=0, face_id="<face_1>' OR 1=1")),
         (Forget, 'forget', Forget.Request(scope=1, entry_ids=['semantic:-1 OR 1=1', big])),
         (Forget, 'forget', Forget.Request(scope=1, entry_ids=[])),
+    ]
+    harmless = [    # answered with success: nothing to refuse, nothing to break
         (GetGlobalState, 'get_global_state', GetGlobalState.Request(max_tokens=4_000_000_000)),
         (ListProfiles, 'list_profiles', ListProfiles.Request(face_ids=[big, '\x00'])),
+    ]
+    reqs += [
         (ExportMemory, 'export_memory', ExportMemory.Request(path='')),
         (ExportMemory, 'export_memory', ExportMemory.Request(path='/proc/self/mem')),
         (ExportMemory, 'export_memory', ExportMemory.Request(path='/dev/null')),
@@ -434,7 +457,9 @@ def _hostile_requests(probe: _Probe, work: pathlib.Path) -> dict[str, int]:
     for srv, name, req in reqs:
         r = probe.call(srv, name, req, timeout=60.0)
         refused += r is None or not r.success
-    return {'sent': len(reqs), 'refused': refused}
+    for srv, name, req in harmless:
+        probe.call(srv, name, req, timeout=60.0)
+    return {'sent': len(reqs) + len(harmless), 'must_refuse': len(reqs), 'refused': refused}
 
 
 # -- phase 3: hostile archives ---------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from ..topic import segment_key
 from . import crypto
 
 log = logging.getLogger('lightomni.memory')
@@ -423,12 +424,12 @@ class Store:
     def already_received(self, segment_id: int, start: float) -> bool:
         """Whether a Topic of this segment was queued before (consolidated since, or still queued)."""
         return self.db.execute('SELECT 1 FROM received WHERE segment_id=? AND start=?',
-                               (int(segment_id), round(float(start), 3))).fetchone() is not None
+                               segment_key(segment_id, start)).fetchone() is not None
 
     def mark_received(self, segment_id: int, start: float, at: float) -> None:
         """Remember a Topic's key (inside the transaction that queues it)."""
         self.db.execute('INSERT OR IGNORE INTO received(segment_id, start, at) VALUES(?,?,?)',
-                        (int(segment_id), round(float(start), 3), at))
+                        (*segment_key(segment_id, start), at))
 
     # -- tombstones --------------------------------------------------------------------------------------------------
     def word_hash(self, word: str) -> str:

@@ -155,6 +155,10 @@ class SleepQueue:
 
     def acknowledged(self, segment_id: int, start: float) -> bool:
         """Consolidation answered for this segment's Topic: done. False when no Topic of it was waiting."""
+        try:
+            segment_key(segment_id, start)
+        except ValueError:
+            return False        # no Topic of ours has such a key
         with self._lock, self.db:
             n = self.db.execute('UPDATE items SET state=?, topic=NULL WHERE segment_id=? AND start=? AND state=?',
                                 (DONE, *segment_key(segment_id, start), WRITTEN)).rowcount
