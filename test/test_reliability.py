@@ -12,6 +12,7 @@ import json
 import os
 import pathlib
 import tarfile
+import time
 
 import numpy as np
 import pytest
@@ -298,3 +299,37 @@ def test_hostile_archives_are_refused_and_the_store_is_untouched(tmp_path, embed
     assert pathlib.Path(ref[len('file://'):]).read_bytes() == b'RIFF-clip'
     assert oct(os.stat(ref[len('file://'):]).st_mode & 0o777) == '0o600'
     other.close()
+
+
+def test_a_raising_callback_does_not_end_the_node(domain_id):
+    """The safety net of run_node: a callback that raises is logged and the executor keeps spinning."""
+    import threading
+
+    import rclpy
+    from rclpy.context import Context
+    from rclpy.executors import MultiThreadedExecutor
+
+    from lightomni_ros.nodes.common import spin_guarded
+
+    ctx = Context()
+    rclpy.init(context=ctx, domain_id=domain_id)
+    node = rclpy.create_node('guarded', context=ctx)
+    calls = []
+
+    def tick():
+        calls.append(1)
+        if len(calls) == 1:
+            raise OverflowError('Python int too large to convert to SQLite INTEGER')
+    node.create_timer(0.05, tick)
+    ex = MultiThreadedExecutor(num_threads=2, context=ctx)
+    ex.add_node(node)
+    t = threading.Thread(target=spin_guarded, args=(ex, node), daemon=True)
+    t.start()
+    deadline = time.monotonic() + 20
+    while len(calls) < 5 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert len(calls) >= 5 and t.is_alive()
+    rclpy.try_shutdown(context=ctx)
+    t.join(10)
+    assert not t.is_alive()
+    node.destroy_node()
