@@ -223,6 +223,7 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
 
     lines: list[tuple[str, bool, float]] = []   # (text, perception was there to take it, monotonic time)
     perception_kills: list[float] = []
+    perception_down: list[tuple[float, float]] = []     # (killed, active again): DDS may still list its subscriber
     reminders: list[str] = []
     remembered: list[str] = []
     forgotten: list[str] = []
@@ -262,6 +263,8 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
         type_some(rng.uniform(0.5, 2.0))
         graph.wait_active(label)
         recover[label].append(time.monotonic() - t_kill)
+        if label == 'perception':
+            perception_down.append((t_kill, time.monotonic()))
     type_some(4.0)
     # drain: everything that went in reaches memory (or the time-out says it did not)
     deadline = time.monotonic() + 900.0
@@ -271,7 +274,8 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
             break
         time.sleep(2.0)
     stored = _stored(graph, probe)
-    took = [(t, at) for t, ok, at in lines if ok]
+    took = [(t, at) for t, ok, at in lines if ok and not any(a <= at <= b for a, b in perception_down)]
+    typed_down = sum(1 for _, ok, at in lines if ok and any(a <= at <= b for a, b in perception_down))
     seg_texts = {s.typed_text for s in probe.segments}
     unpublished = [(t, at) for t, at in took if t not in seg_texts]
     # typed in the last half second before perception died: still on the wire or in its callback queue, not taken
@@ -290,6 +294,8 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
                   'kill -> node active again')
     report.figure('lines_typed', len(lines))
     report.figure('lines_sent_while_perception_up', len(took))
+    report.figure('lines_sent_while_perception_down', typed_down + sum(1 for _, ok, _ in lines if not ok),
+                  note='between a kill and its return to active: never reached a live perception node')
     report.figure('segments_published', len(stored))
     report.figure('segments_lost', len(lost) + len(lost_in_perception),
                   note=f'{len(lost_in_perception)} typed lines taken by perception but never published')
@@ -376,6 +382,7 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
     time.sleep(2.0)
     share = {t: max(50, int(n * HEAVY.get(t, (1 - sum(HEAVY.values())) / (len(SUBSCRIBED) - len(HEAVY)))))
              for t in SUBSCRIBED}
+    share['/audio'] += max(0, n - sum(share.values()))      # rounding: at least n in all
     sent = {'messages': 0, 'raw_cdr': 0}
     rnd = random.Random(seed)
     for topic, count in share.items():
