@@ -259,3 +259,27 @@ def test_invalid_parameter_fails_configure_with_its_name(spawn, domain_id: int) 
         assert lc.get_state(NODE) == 'unconfigured'
     assert 'threshold: 2.0 is above the maximum' in child.output
     assert process_alive(child.proc.pid)
+
+
+def test_segments_are_published_again_until_a_reflex_node_acknowledges_them(spawn, ros, domain_id: int) -> None:
+    """No reflex node: published once. A reflex node that does not acknowledge: again. Acknowledged: no more."""
+    from lightomni_ros.msg import Ack
+    from lightomni_ros.nodes.messages import ack_msg, from_time
+
+    start_node(spawn, domain_id, spawn.tmp, segment_resend_s=0.5, **{'faces.enabled': False})
+    segments = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
+    pub = ros.node.create_publisher(String, f'{NS}/text_input', RELIABLE_QOS)
+    wait_for(lambda: pub.get_subscription_count() > 0, 20, what='perception subscribed to text_input')
+    pub.publish(String(data='remember that the kettle is broken'))
+    wait_for(lambda: segments, 20, what='the typed segment')
+    time.sleep(2.5)
+    assert len(segments) == 1                     # nobody acknowledges on segments/ack: nothing to repeat for
+    acks = ros.node.create_publisher(Ack, f'{NS}/segments/ack', RELIABLE_QOS)
+    wait_for(lambda: len(segments) >= 2, 20, what='the segment published again for the new reflex node')
+    assert {(s.segment_id, s.typed_text) for s in segments} == {(segments[0].segment_id, segments[0].typed_text)}
+    first = segments[0]
+    acks.publish(ack_msg(first.segment_id, from_time(first.start), Ack.STORED, 'stored', first.header.stamp))
+    time.sleep(1.5)
+    n = len(segments)
+    time.sleep(2.5)
+    assert len(segments) == n                      # acknowledged: not sent again
