@@ -158,6 +158,11 @@ def test_answer_once_late_segments_and_forget_requests(tmp_path, embedder):
     assert mem.profiles(['<face_3>']) == [] and not rt.sleep.seen(9, T0 + 5)      # done, and never queued
     nobody = SegmentData(10, T0 + 7, T0 + 8, END_OF_SPEECH, typed_text='forget what I told you')
     assert 'recognise' in rt.answer(nobody)[1].response
+    from lightomni_ros.core.reflex.privacy import forget_request
+    for text, wanted in (("Don't forget what I told you about the meeting.", False), ('Forget about me.', True),
+                         ('Please forget everything I told you', True), ('I forget where the keys are', False),
+                         ('Never forget me!', False), ('forget that I was here', True)):
+        assert (forget_request(seg_in(1, text, ['<face_2>'])) is not None) == wanted, text
     mem.close()
 
 

@@ -19,6 +19,7 @@ from .types import Decision, SegmentInput
 _FORGET = re.compile(r"\bforget\s+(?:about\s+)?(?:me\b|(?:all\s+|everything\s+)?(?:about\s+me\b|(?:of\s+)?what\s+i\s+"
                      r"(?:have\s+)?(?:told|said\s+to|said)\b|that\s+i\s+(?:was\s+)?here\b)|everything\s+i\s+"
                      r"(?:have\s+)?(?:told|said)\b)", re.I)
+_NEGATED = re.compile(r"\b(?:don'?t|do\s+not|never|won'?t|will\s+not|can'?t|cannot|not)\s+(?:ever\s+)?forget\b", re.I)
 _FACE = re.compile(r'^<face_\d+>$')
 
 
@@ -33,8 +34,8 @@ class ForgetRequest:
 def forget_request(seg: SegmentInput) -> ForgetRequest | None:
     """The forget request in the segment's utterance, or None."""
     said = seg.utterance
-    if not said or not _FORGET.search(said):
-        return None
+    if not said or not _FORGET.search(said) or _NEGATED.search(said):
+        return None     # "don't forget what I told you" asks for the opposite
     who = seg.speaker
     return ForgetRequest(face_id=who if _FACE.match(who) else '', text=said)
 
