@@ -407,6 +407,7 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
                 time.sleep(0.05)    # let the nodes keep up (a flood is another test)
         send()
     hostile = _hostile_requests(probe, work)
+    generated = _generated_requests(probe, seed, 25 if n < 2000 else 60)
     time.sleep(10.0)
     crashes = sum(graph.nodes[label].starts - starts[label] for label in starts) + \
         sum(1 for node in graph.nodes.values() if node.proc.poll() is not None)
@@ -418,6 +419,8 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
     report.figure('fuzz_messages', sent['messages'])
     report.figure('fuzz_raw_cdr', sent['raw_cdr'])
     report.figure('fuzz_topics', len(SUBSCRIBED))
+    report.figure('generated_requests', generated, note='hypothesis requests to query_memory, remember, '
+                  'get_global_state, list_profiles')
     report.figure('hostile_requests', hostile['sent'])
     report.figure('hostile_requests_refused', hostile['refused'], note=f'of {hostile["must_refuse"]} that must be; '
                   'the others (a huge token budget, unknown face ids) are answered harmlessly')
@@ -467,6 +470,29 @@ def _hostile_requests(probe: _Probe, work: pathlib.Path) -> dict[str, int]:
     for srv, name, req in harmless:
         probe.call(srv, name, req, timeout=60.0)
     return {'sent': len(reqs) + len(harmless), 'must_refuse': len(reqs), 'refused': refused}
+
+
+def _generated_requests(probe: _Probe, seed: int, per_service: int) -> int:
+    """Requests drawn by hypothesis for the services whose success cannot erase anything; return how many."""
+    from hypothesis import HealthCheck, Phase, given, seed as hseed, settings
+
+    from lightomni_ros.srv import GetGlobalState, ListProfiles, QueryMemory, Remember
+
+    from .fuzzing import message_strategy
+
+    n = 0
+    for srv, name in ((QueryMemory, 'query_memory'), (Remember, 'remember'), (GetGlobalState, 'get_global_state'),
+                      (ListProfiles, 'list_profiles')):
+        @hseed(seed)
+        @settings(max_examples=per_service, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(message_strategy(srv.Request))
+        def call(req: Any) -> None:
+            nonlocal n
+            probe.call(srv, name, req, timeout=30.0)
+            n += 1
+        call()
+    return n
 
 
 # -- phase 3: hostile archives ---------------------------------------------------------------------------------------
