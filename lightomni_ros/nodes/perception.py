@@ -364,8 +364,13 @@ class PerceptionNode(LifecycleNode):
         self._count(f'segments_trigger_{seg.trigger}')
 
     def _on_segment_ack(self, msg: Ack) -> None:
+        try:
+            key = segment_key(msg.segment_id, from_time(msg.start))
+        except ValueError as e:         # no segment of ours has such a key
+            self._warn('segment_ack', str(e))
+            return
         with self._outbox_lock:
-            self._outbox.pop(segment_key(msg.segment_id, from_time(msg.start)), None)
+            self._outbox.pop(key, None)
 
     def _resend_segments(self) -> None:
         """Publish again, in order, what the reflex node has not acknowledged (it is back after a restart)."""
