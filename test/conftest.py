@@ -38,10 +38,13 @@ _busy: list[subprocess.Popen] = []
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    """Add --cpu-load."""
+    """Add --cpu-load and --encrypted-memory."""
     parser.addoption('--cpu-load', type=int, default=int(os.environ.get('LIGHTOMNI_TEST_CPU_LOAD') or 0),
                      metavar='N', help='run the session with N CPU-bound processes beside it (default: '
                                        '$LIGHTOMNI_TEST_CPU_LOAD or 0)')
+    # every memory store the tests open is SQLCipher-encrypted (docs/PRIVACY.md)
+    parser.addoption('--encrypted-memory', action='store_true',
+                     help='run with LIGHTOMNI_MEMORY_KEY set, so memory.db is encrypted (privacy.encryption: auto)')
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -66,6 +69,19 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     for proc in _busy:
         proc.wait(timeout=10)
     _busy.clear()
+
+
+@pytest.fixture(autouse=True, scope='session')
+def _encrypted_memory(request: pytest.FixtureRequest):
+    """Set the memory key for this process and the nodes it starts when ``--encrypted-memory`` is given."""
+    if not request.config.getoption('--encrypted-memory'):
+        yield
+        return
+    os.environ['LIGHTOMNI_MEMORY_KEY'] = 'lightomni test key'
+    try:
+        yield
+    finally:
+        os.environ.pop('LIGHTOMNI_MEMORY_KEY', None)
 
 
 @pytest.fixture

@@ -9,11 +9,11 @@ id, never reused), reported on voices/identity.
 from __future__ import annotations
 
 import os
-import time
 
 import pytest
+from diagnostic_msgs.msg import DiagnosticArray
 from harness import wait_for
-from test_perception_node import MEDIA, NS, feed, start_node
+from test_perception_node import MEDIA, NS, counter, feed, start_node
 
 from lightomni_ros.core.models import ModelResolver
 from lightomni_ros.core.perception.audio import Resampler
@@ -36,18 +36,21 @@ def test_stored_voice_is_recognised_then_forgotten(spawn, ros, domain_id: int) -
         embedding_backend='resemblyzer', observations=30.0)]))
     segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
     reported = ros.collect(VoiceIdentity, f'{NS}/voices/identity', RELIABLE_QOS)
+    diags = ros.collect(DiagnosticArray, '/diagnostics', 50)
     start_node(spawn, domain_id, spawn.tmp, **{'faces.enabled': False, 'frames.encoder': False})
     feeder = feed(spawn, clip, '--gap-s', '2.0', '--fps', '0')
     wait_for(lambda: feeder.proc.poll() is not None, 60, what='the feeder to finish')
     first = wait_for(lambda: [s for s in segs if s.turns], 60, what='a segment with speaker turns')
-    time.sleep(3.0)
+    # everything the feeder sent is through the audio path and ASR (the node's own counters, not a fixed wait)
+    wait_for(lambda: len(diags) > 2 and counter(diags, 'output_pending') == 0 and
+             counter(diags, 'audio_queue') == 0, 60, what='perception to finish the clip')
     voices = {t.voice_id for s in segs for t in s.turns if t.end - t.start > 2.0}
     assert voices == {'<voice_5>'}, [(t.voice_id, t.start, t.end, t.text) for s in segs for t in s.turns]
     assert first[0].turns[0].text.strip() and not [r for r in reported if r.op == VoiceIdentity.OP_NEW]
     forgotten = ros.node.create_publisher(VoiceIdentity, f'{NS}/voices/forgotten', RELIABLE_QOS)
     wait_for(lambda: forgotten.get_subscription_count(), 10, what='voices/forgotten subscriber')
     forgotten.publish(VoiceIdentity(op=VoiceIdentity.OP_FORGET, voice_id='<voice_5>'))
-    time.sleep(0.5)
+    wait_for(lambda: counter(diags, 'voices_forgotten') >= 1, 30, what='the node to drop the voice')
     n = len(segs)
     feeder = feed(spawn, clip, '--gap-s', '2.0', '--fps', '0')
     new = wait_for(lambda: [r for r in reported if r.op == VoiceIdentity.OP_NEW], 60, what='a new voice')

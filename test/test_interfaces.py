@@ -10,7 +10,7 @@ from harness import wait_for
 from msg_fill import fill, interface_names
 from rclpy.serialization import deserialize_message, serialize_message
 
-EXPECTED_MSGS = {'Action', 'AudioInfo', 'AudioStamped', 'FaceGallery', 'FaceIdentity', 'FaceObservation',
+EXPECTED_MSGS = {'Ack', 'Action', 'AudioInfo', 'AudioStamped', 'FaceGallery', 'FaceIdentity', 'FaceObservation',
                  'GlobalState', 'GlobalStateNode', 'Keyframe', 'MemoryEntry', 'Profile', 'Reminder', 'Segment',
                  'SpeakerTurn', 'StageLatency', 'Topic', 'VoiceGallery', 'VoiceIdentity', 'WordTiming'}
 EXPECTED_SRVS = {'ExportMemory', 'Forget', 'GetGlobalState', 'ImportMemory', 'ListProfiles', 'QueryMemory',

@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 import signal
 import sqlite3
 import threading
@@ -17,6 +19,7 @@ from harness import wait_for
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 
+from lightomni_ros.core.memory import crypto
 from lightomni_ros.msg import FaceGallery, FaceIdentity, GlobalState, Reminder, Topic
 from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS
 from lightomni_ros.srv import (ExportMemory, Forget, GetGlobalState, ImportMemory, ListProfiles, QueryMemory,
@@ -234,13 +237,15 @@ def test_lifecycle_and_every_service(spawn, ros, tmp_path):
 
 
 def _db_state(path):
-    db = sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10)
+    key = os.environ.get('LIGHTOMNI_MEMORY_KEY')      # pytest --encrypted-memory: the file is SQLCipher
+    db = crypto.connect(pathlib.Path(path), key, timeout=10) if key else \
+        sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10)
     try:
         segs = [r[0] for r in db.execute('SELECT source_segment FROM episodic ORDER BY source_segment')]
         pending = [r[0] for r in db.execute('SELECT segment_id FROM pending ORDER BY segment_id')]
         pinned = [r[0] for r in db.execute('SELECT id FROM semantic WHERE pinned=1 ORDER BY id')]
         return segs, pending, pinned
-    except sqlite3.OperationalError:
+    except Exception:  # noqa: BLE001 - not created yet, or locked (sqlite3 or sqlcipher3 errors)
         return [], [], []
     finally:
         db.close()

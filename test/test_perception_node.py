@@ -278,3 +278,35 @@ def test_invalid_parameter_fails_configure_with_its_name(spawn, domain_id: int) 
         assert lc.get_state(NODE) == 'unconfigured'
     assert 'threshold: 2.0 is above the maximum' in child.output
     assert process_alive(child.proc.pid)
+
+
+def test_segments_are_published_again_until_a_reflex_node_acknowledges_them(spawn, ros, domain_id: int) -> None:
+    """No reflex node: published once. A reflex node that does not acknowledge: again. Acknowledged: no more.
+
+    The node's own 1 Hz diagnostics are the clock: "not again" means not over several of its re-send rounds.
+    """
+    from lightomni_ros.msg import Ack
+    from lightomni_ros.nodes.messages import ack_msg, from_time
+
+    start_node(spawn, domain_id, spawn.tmp, segment_resend_s=0.5, **{'faces.enabled': False})
+    segments = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
+    diags = ros.collect(DiagnosticArray, '/diagnostics', 50)
+    pub = ros.node.create_publisher(String, f'{NS}/text_input', RELIABLE_QOS)
+    wait_for(lambda: pub.get_subscription_count() > 0, 20, what='perception subscribed to text_input')
+    pub.publish(String(data='remember that the kettle is broken'))
+    wait_for(lambda: segments, 20, what='the typed segment')
+    seen = len(diags)
+    wait_for(lambda: len(diags) >= seen + 4, 30, what='four more diagnostics rounds')
+    # nobody publishes on segments/ack: nothing to repeat for, though the segment waits unacknowledged
+    assert len(segments) == 1 and counter(diags, 'segments_resent') == 0
+    acks = ros.node.create_publisher(Ack, f'{NS}/segments/ack', RELIABLE_QOS)
+    wait_for(lambda: len(segments) >= 2, 20, what='the segment published again for the new reflex node')
+    assert {(s.segment_id, s.typed_text) for s in segments} == {(segments[0].segment_id, segments[0].typed_text)}
+    first = segments[0]
+    acks.publish(ack_msg(first.segment_id, from_time(first.start), Ack.STORED, 'stored', first.header.stamp))
+    wait_for(lambda: counter(diags, 'segments_unacknowledged') == 0 and len(diags) and
+             any(kv.key == 'segments_unacknowledged' for st in diags[-1].status for kv in st.values), 30,
+             what='the node to report nothing unacknowledged')
+    n, seen = len(segments), len(diags)
+    wait_for(lambda: len(diags) >= seen + 3, 30, what='three more diagnostics rounds')
+    assert len(segments) == n                      # acknowledged: not sent again

@@ -354,7 +354,12 @@ def test_fresh_state_config(tmp_path: pathlib.Path) -> None:
     assert cons['/**']['ros__parameters']['memory']['memory_dir'] == str(tmp_path / 'state' / 'memory')
     original = yaml.safe_load((REPO / 'config' / 'consolidation.yaml').read_text())
     cons['/**']['ros__parameters']['memory']['memory_dir'] = original['/**']['ros__parameters']['memory']['memory_dir']
+    # the folder of audio clips a forget may delete from is perception's, in the run folder too
+    assert cons['/**']['ros__parameters']['privacy']['audio_dir'] == str(tmp_path / 'state' / 'segments')
+    cons['/**']['ros__parameters']['privacy']['audio_dir'] = ''
     assert cons == original   # nothing else changed
+    reflex = yaml.safe_load((tmp_path / 'config' / 'reflex.yaml').read_text())
+    assert reflex['/**']['ros__parameters']['sleep_queue_path'] == str(tmp_path / 'state' / 'reflex_sleep_queue.db')
     assert sorted(p.name for p in (tmp_path / 'config').iterdir()) == sorted(p.name for p in (REPO / 'config').glob(
         '*.yaml'))
 

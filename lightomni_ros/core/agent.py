@@ -117,6 +117,14 @@ class RuntimeMemory:
         """Every profile with the span its person was seen in."""
         return [PersonSeen(p.face_id, p.name, p.first_seen, p.last_seen) for p in self.memory.profiles()]
 
+    def forget_face(self, face_id: str) -> str:
+        """Forget a person (as the Forget service does); '' when done, else why not."""
+        try:
+            self.memory.forget_face(face_id)
+        except RequestError as e:
+            return str(e)
+        return ''
+
 
 class LightOmni:
     """Perception -> reflex -> sleep-time memory pass -> consolidation, in one process (never imports rclpy).
@@ -143,11 +151,14 @@ class LightOmni:
         self.embedder = embedder or (engine.embedder if engine is not None else
                                      text_embedder(c.reflex.embedding, c.reflex.models.models_dir, set_threads=False))
         self.memory = ConsolidationRuntime(c.consolidation, embedder=self.embedder, clock=lambda: self.now)
+        if c.reflex.reflex.sleep_queue_path:   # one process: the reflex state lives beside this memory
+            c.reflex.reflex = replace(c.reflex.reflex, sleep_queue_path=str(self.memory.dir / 'reflex_sleep_queue.db'))
         self.reflex = ReflexRuntime(c.reflex, memory=RuntimeMemory(self.memory), engine=engine,
                                     embedder=self.embedder)
         self.engine = self.reflex.engine
         self.memory.summarizer = RequestSummarizer(self.reflex.summarize)
         self.memory.on_state_change = self._state_changed
+        self._deliver_written()      # Topics a crashed run wrote but never handed over
         self._state_changed()
         self._busy_until = 0.0          # sensor time until which user-facing work is busy
         self._sleep_ready: list[tuple[float, TopicData]] = []   # Topics written in sleep time, due in memory at t
@@ -197,11 +208,24 @@ class LightOmni:
                 ev.extend(self._handle(PendingSegment(segment=seg)))
         return ev
 
+    def _hand_over(self, topic: TopicData) -> None:
+        """What the two nodes do over topics and topics/ack: consolidation queues the Topic, reflex notes the ack."""
+        try:
+            self.memory.enqueue(topic)
+        except ValueError as e:
+            log.warning('topic of segment %d refused: %s', topic.segment_id, e)
+        self.reflex.acknowledged(topic.segment_id, topic.start)
+
+    def _deliver_written(self) -> None:
+        while (out := self.reflex.sleep.next_topic(float('inf'), 0.0)) is not None:
+            self._hand_over(out.topic)
+        self.memory.process_all()
+
     def _deliver_topics(self, now: float) -> list[tuple[float, TopicData]]:
         keep, done = [], []
         for t, topic in self._sleep_ready:
             if t <= now:
-                self.memory.enqueue(topic)
+                self._hand_over(topic)
                 self.memory.process_all()
                 done.append((t, topic))
             else:
@@ -288,7 +312,7 @@ class LightOmni:
         step = self.reflex.memory_step()
         if step is None or step.topic is None:
             return None
-        self.memory.enqueue(step.topic)
+        self._hand_over(step.topic)
         self.memory.process_all()
         return step.topic
 
@@ -296,7 +320,7 @@ class LightOmni:
         """Run every queued sleep-time Topic into memory now (ignoring when it would be ready); return how many."""
         n = len(self._sleep_ready)
         for _, topic in self._sleep_ready:
-            self.memory.enqueue(topic)
+            self._hand_over(topic)
         self._sleep_ready = []
         self.memory.process_all()
         return n
@@ -321,7 +345,10 @@ class LightOmni:
             self._voices(self.perception.take_voice_events())
         ev.segments.append((max(self.now, self._busy_until) + self.time_scale * asr_ms / 1000.0, seg))
         t1 = time.perf_counter()
-        sin, d = self.reflex.answer(seg)
+        answered = self.reflex.answer(seg)
+        if answered is None:          # delivered twice: answered the first time
+            return ev
+        sin, d = answered
         act = self._action(sin, d, asr_ms + (time.perf_counter() - t1) * 1000.0, self.now)
         if pending.audio is not None:
             act.latency_ms['asr'] = asr_ms
@@ -356,7 +383,7 @@ class LightOmni:
         if self.sleep_work:
             self._sleep(t)
         else:
-            self.reflex.sleep.pop()     # nothing is consolidated: the interaction is not kept for sleep time
+            self.reflex.sleep.discard_answered()     # nothing is consolidated: not kept for sleep time
         return act
 
     def _sleep(self, answered_at: float) -> None:
@@ -381,8 +408,9 @@ class LightOmni:
             self._sleep_free_at = max(self._sleep_free_at, self.now) + self.time_scale * step.ms / 1000.0
 
     def close(self) -> None:
-        """Flush memory indexes and close the store."""
+        """Flush memory indexes and close the store and the sleep queue."""
         self.memory.close()
+        self.reflex.close()
         if self.perception is not None:
             self.perception.save_state()
 

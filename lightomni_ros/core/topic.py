@@ -8,8 +8,21 @@ all the way, with a JSON round trip for the durable queue.
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
+
+
+def segment_key(segment_id: int, start: float) -> tuple[int, float]:
+    """What identifies a segment across nodes and restarts: its id and its start to the millisecond.
+
+    The start survives the round trip through ``builtin_interfaces/Time`` only to the nanosecond, not bit for bit.
+    ValueError for an id no store can hold (a uint64 past 2^63 - 1) or a start that is not a finite time.
+    """
+    sid, t = int(segment_id), float(start)
+    if not 0 <= sid < 2**63 or not math.isfinite(t):
+        raise ValueError(f'segment ({segment_id}, {start}) cannot be keyed: id out of range or start not finite')
+    return sid, round(t, 3)
 
 
 @dataclass(kw_only=True)
@@ -41,8 +54,8 @@ class TopicData:
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""
-        if self.segment_id < 0:
-            raise ValueError('segment_id must not be negative')
+        if not 0 <= self.segment_id < 2**63:
+            raise ValueError('segment_id must be in 0..2^63-1')
         if not (self.start >= 0 and self.end >= 0):
             raise ValueError('start/end must be valid times')
         if self.end < self.start:
@@ -65,4 +78,4 @@ class TopicData:
         return t
 
 
-__all__ = ['TopicData', 'ReminderIntent']
+__all__ = ['TopicData', 'ReminderIntent', 'segment_key']

@@ -374,7 +374,7 @@ class GraphLauncher:
         """Wait until every autostarted lifecycle node is active; return those that are not (empty when all are)."""
         from lightomni_ros.launch_runner.lifecycle import LifecycleClient
 
-        pending = [n.fqn for n in self.runner.nodes if n.autostart]
+        pending = [n.fqn for n in self.runner.nodes if n.transitions]
         deadline = time.monotonic() + timeout
         with LifecycleClient() as client:
             while pending and time.monotonic() < deadline and not stop.is_set() and not self.failed:
@@ -401,7 +401,8 @@ class GraphLauncher:
 
 
 #: parameters holding a node's persistent state: pointed into the run folder so each replay starts from nothing
-STATE_KEYS = {'memory_dir': 'memory', 'state_file': 'perception_state.json', 'audio_dir': 'segments'}
+STATE_KEYS = {'memory_dir': 'memory', 'state_file': 'perception_state.json', 'audio_dir': 'segments',
+              'sleep_queue_path': 'reflex_sleep_queue.db'}
 
 
 def fresh_config(src: pathlib.Path, dst: pathlib.Path, state: pathlib.Path) -> list[str]:

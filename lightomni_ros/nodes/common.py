@@ -240,7 +240,7 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
         node = factory()
         executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
-        executor.spin()
+        spin_guarded(executor, node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -249,6 +249,27 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def spin_guarded(executor: Any, node: Node) -> None:
+    """Spin until shutdown; a callback that raises is logged with its traceback and the node keeps running.
+
+    One malformed message (found by fuzzing: a uint64 id SQLite cannot hold) must not take a robot's memory node
+    down; the callback's own handling names the problem in diagnostics where it can.
+    """
+    import traceback
+
+    while rclpy.ok(context=executor.context):
+        try:
+            executor.spin()
+            return
+        except (KeyboardInterrupt, ExternalShutdownException):
+            raise
+        except Exception as e:  # noqa: BLE001 - the safety net itself
+            if not rclpy.ok(context=executor.context):
+                return
+            node.get_logger().error(f'callback failed, node continues: {type(e).__name__}: {e}\n'
+                                    f'{traceback.format_exc(limit=6)}')
 
 
 def _finish_lifecycle(node: Node) -> None:

@@ -20,8 +20,8 @@ from rclpy.client import Client
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 
-from lightomni_ros.msg import (FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, Reminder, Topic, VoiceGallery,
-                               VoiceIdentity)
+from lightomni_ros.msg import (Ack, FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, Reminder, Topic,
+                               VoiceGallery, VoiceIdentity)
 from lightomni_ros.srv import (ExportMemory, Forget, GetGlobalState, ImportMemory, ListProfiles, QueryMemory,
                                Remember, Summarize)
 
@@ -32,7 +32,7 @@ from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
 from ..core.summary import SummaryRequest, SummaryResult
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
-from .messages import (entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
+from .messages import (ack_msg, entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
                        to_time, topic_from_msg, voice_entry_of, voice_event_from, voice_identity_msg)
 
 CONFIG_SECTIONS = section_classes(ConsolidationConfigs)
@@ -67,6 +67,7 @@ class ConsolidationNode(LifecycleNode):
         self._active = False
         self.diag: Diagnostics | None = None
         self._pub_state: Any = None
+        self._redelivered: dict[int, float] = {}     # reminder id -> monotonic time it was last delivered again
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -102,6 +103,9 @@ class ConsolidationNode(LifecycleNode):
         self._pub_voices = io.add(self.create_publisher(VoiceGallery, 'voices/gallery', LATCHED_QOS))
         self._pub_voice_forgotten = io.add(self.create_publisher(VoiceIdentity, 'voices/forgotten', RELIABLE_QOS))
         self._pub_due = io.add(self.create_publisher(Reminder, 'reminders/due', RELIABLE_QOS))
+        self._pub_ack = io.add(self.create_publisher(Ack, 'topics/ack', RELIABLE_QOS))
+        io.add(self.create_subscription(Ack, 'reminders/ack', self._on_reminder_ack, RELIABLE_QOS,
+                                        callback_group=sub_group))
         self.diag = Diagnostics(self, 'memory', rt.timer, warn_ms={'query': 10.0, 'consolidate': 2000.0},
                                 error_ms={'query': 100.0})
         rt.summarizer, client = service_summarizer(self, cfg.summarize_service, cfg.summarize_timeout_s,
@@ -123,9 +127,12 @@ class ConsolidationNode(LifecycleNode):
                                    (ImportMemory, 'import_memory', self._import)):
             io.add(self.create_service(srv, name, self._guard(handler), callback_group=svc_group))
         io.add(self.create_timer(cfg.reminder_period_s, self._tick, callback_group=sub_group))
+        io.add(self.create_timer(self.cfg.privacy.retention_check_s, self._expire, callback_group=sub_group))
         self._publish_state()
         self._publish_gallery()
         self._tick()  # reminders that fell due while the node was down fire now, with their delay
+        self._expire()
+        self.diag.set('encrypted', 'yes (SQLCipher)' if rt.encrypted else 'no')
         self._stop.clear()
         self._active = True
         self._worker = threading.Thread(target=self._work, name='consolidation', daemon=True)
@@ -202,17 +209,43 @@ class ConsolidationNode(LifecycleNode):
                     break
 
     def _on_topic(self, msg: Topic) -> None:
+        start = from_time(msg.start)
         try:
-            qid = self.rt.enqueue(topic_from_msg(msg))
+            receipt = self.rt.enqueue(topic_from_msg(msg))
         except ValueError as e:
             self.diag.warn('topic', f'segment {msg.segment_id} rejected: {e}')
+            self._ack(msg.segment_id, start, Ack.REFUSED, str(e))
             return
-        except Exception as e:  # noqa: BLE001 - e.g. a full disk: say so and keep running
+        except Exception as e:  # noqa: BLE001 - e.g. a full disk: say so, do not acknowledge (it is sent again)
             self.diag.warn('topic', f'segment {msg.segment_id} not stored: {type(e).__name__}: {e}')
             return
-        self.diag.count('topics.acknowledged')
-        self.get_logger().debug(f'topic of segment {msg.segment_id} queued as {qid}')
+        status = {'stored': Ack.STORED, 'duplicate': Ack.DUPLICATE, 'forgotten': Ack.FORGOTTEN}[receipt.status]
+        self._ack(msg.segment_id, start, status, receipt.status)
+        self.diag.count(f'topics.{receipt.status}')
+        self.get_logger().debug(f'topic of segment {msg.segment_id}: {receipt.status} ({receipt.queue_id})')
         self._wake.set()
+
+    def _ack(self, segment_id: int, start: float, status: int, message: str) -> None:
+        self._pub_ack.publish(ack_msg(segment_id, start, status, message, self.get_clock().now().to_msg()))
+
+    def _expire(self) -> None:
+        try:
+            res = self.rt.expire()
+        except Exception as e:  # noqa: BLE001 - reported; the next pass tries again
+            if self.diag is not None:
+                self.diag.warn('retention', f'{type(e).__name__}: {e}')
+            return
+        if res.any():
+            self.get_logger().info(f'retention: {res}')
+            if res.profiles:
+                self._publish_gallery()
+
+    def _on_reminder_ack(self, msg: Ack) -> None:
+        try:
+            if self.rt.reminder_spoken(int(msg.segment_id)):
+                self._redelivered.pop(int(msg.segment_id), None)
+        except Exception as e:  # noqa: BLE001 - a bad acknowledgement must not stop the node
+            self.diag.warn('reminder', f'acknowledgement of reminder {msg.segment_id}: {type(e).__name__}: {e}')
 
     def _on_new_reminder(self, msg: Reminder) -> None:
         try:
@@ -257,6 +290,15 @@ class ConsolidationNode(LifecycleNode):
             late = f' ({r.delay:.1f} s late)' if r.delay >= 2 * self.cfg.consolidation.reminder_period_s else ''
             self.get_logger().info(f'reminder {r.id} due: "{r.text}" for {r.face_id or "(anyone)"}{late}')
             self._pub_due.publish(fired_msg(r))
+        # a reminder fired while the reflex node was down (or whose confirmation was lost) is delivered again; the
+        # reflex node speaks each id once
+        if self.count_publishers(self._pub_due.topic_name.rsplit('/', 1)[0] + '/ack'):
+            for r in rt.unspoken_reminders(max(3.0, 5 * self.cfg.consolidation.reminder_period_s)):
+                if self._redelivered.get(r.id, 0.0) < time.monotonic() - 3.0:
+                    self._redelivered[r.id] = time.monotonic()
+                    self._pub_due.publish(fired_msg(r))
+                    if self.diag is not None:
+                        self.diag.count('reminders.redelivered')
         if self.diag is not None:
             self.diag.set('queue_depth', rt.pending_count())
             s = rt.stats

@@ -16,8 +16,8 @@ from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import KeyValue
 from sensor_msgs.msg import CompressedImage, RegionOfInterest
 
-from lightomni_ros.msg import (Action, FaceIdentity, FaceObservation, GlobalState, Keyframe, MemoryEntry, Profile,
-                               Reminder, Segment, SpeakerTurn, StageLatency, Topic, VoiceIdentity, WordTiming)
+from lightomni_ros.msg import (Ack, Action, FaceIdentity, FaceObservation, GlobalState, Keyframe, MemoryEntry,
+                               Profile, Reminder, Segment, SpeakerTurn, StageLatency, Topic, VoiceIdentity, WordTiming)
 from lightomni_ros.srv import Summarize
 
 from ..core.memory import profiles as prof
@@ -45,6 +45,13 @@ def to_time(t: float) -> Time:
 def from_time(m: Time) -> float:
     """builtin_interfaces/Time -> seconds."""
     return m.sec + m.nanosec * 1e-9
+
+
+def ack_msg(segment_id: int, start: float, status: int, message: str, stamp: Time) -> Ack:
+    """An acknowledgement of the segment ``(segment_id, start)`` (msg/Ack.msg)."""
+    msg = Ack(segment_id=max(0, int(segment_id)), start=to_time(start), status=status, message=message[:500])
+    msg.header.stamp = stamp
+    return msg
 
 
 def is_set(m: Time) -> bool:
@@ -310,4 +317,4 @@ __all__ = ['to_time', 'from_time', 'is_set', 'face_msg', 'face_from_msg', 'segme
            'reminder_msg', 'fired_msg', 'topic_msg', 'topic_from_msg', 'action_msg', 'state_nodes', 'profile_msg',
            'entry_msg', 'memory_item', 'profile_memory_item', 'person_seen', 'gallery_entry', 'identity_msg',
            'summarize_request', 'summary_request_from', 'fill_summary_response', 'summary_result_from', 'voice_msg',
-           'voice_event_from', 'voice_identity_msg', 'voice_entry', 'voice_entry_of']
+           'voice_event_from', 'voice_identity_msg', 'voice_entry', 'voice_entry_of', 'ack_msg']

@@ -13,6 +13,7 @@ current from the latched ``faces/gallery`` topic, the voice registry from the la
 
 from __future__ import annotations
 
+import collections
 import queue
 import threading
 import time
@@ -24,7 +25,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile
 from sensor_msgs.msg import CompressedImage, Image
 from std_msgs.msg import String
 
-from lightomni_ros.msg import (AudioStamped, FaceGallery, FaceIdentity, FaceObservation, Segment, VoiceGallery,
+from lightomni_ros.msg import (Ack, AudioStamped, FaceGallery, FaceIdentity, FaceObservation, Segment, VoiceGallery,
                                VoiceIdentity)
 from lightomni_ros.srv import ListProfiles
 
@@ -33,6 +34,7 @@ from ..core.perception.audio import AudioFormatError
 from ..core.perception.frames import ImageFormatError, decode_compressed, decode_image
 from ..core.perception.runtime import PendingSegment, PerceptionConfigs, PerceptionRuntime
 from ..core.segment import SegmentData
+from ..core.topic import segment_key
 from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
 from .messages import face_msg, from_time, gallery_entry, identity_msg, segment_msg, voice_entry, voice_msg
@@ -70,6 +72,9 @@ class PerceptionNode(LifecycleNode):
         self._cb_gallery = MutuallyExclusiveCallbackGroup()
         self._cb_client = ReentrantCallbackGroup()
         self._camera_frame = 'camera'
+        # published Segments not yet acknowledged by the reflex node: key -> [message, monotonic time of last send]
+        self._outbox: collections.OrderedDict[tuple[int, float], list[Any]] = collections.OrderedDict()
+        self._outbox_lock = threading.Lock()
 
     # --- lifecycle -------------------------------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -115,6 +120,9 @@ class PerceptionNode(LifecycleNode):
         c = self.cfg
         io = self._io
         self.pub_segments = io.add(self.create_publisher(Segment, 'segments', RELIABLE_QOS))
+        io.add(self.create_subscription(Ack, 'segments/ack', self._on_segment_ack, RELIABLE_QOS,
+                                        callback_group=self._cb_gallery))
+        io.add(self.create_timer(1.0, self._resend_segments, callback_group=self._cb_gallery))
         self.pub_identity = io.add(self.create_publisher(FaceIdentity, 'faces/identity', RELIABLE_QOS))
         self.pub_voice = io.add(self.create_publisher(VoiceIdentity, 'voices/identity', RELIABLE_QOS))
         self.pub_detections = (io.add(self.create_publisher(FaceObservation, 'faces/detections', RELIABLE_QOS))
@@ -374,9 +382,39 @@ class PerceptionNode(LifecycleNode):
             return
         for ev in self.rt.take_voice_events():
             self.pub_voice.publish(voice_msg(ev, self.get_clock().now().to_msg()))
-        self.pub_segments.publish(segment_msg(seg, self._camera_frame, self.get_clock().now().to_msg()))
+        msg = segment_msg(seg, self._camera_frame, self.get_clock().now().to_msg())
+        with self._outbox_lock:
+            self._outbox[segment_key(seg.segment_id, seg.start)] = [msg, time.monotonic()]
+            while len(self._outbox) > self.cfg.perception.segment_outbox:
+                (sid, _), _ = self._outbox.popitem(last=False)
+                self._warn('segment_outbox', f'segment {sid} given up: never acknowledged by a reflex node')
+        self.pub_segments.publish(msg)
         self._count('segments')
         self._count(f'segments_trigger_{seg.trigger}')
+
+    def _on_segment_ack(self, msg: Ack) -> None:
+        try:
+            key = segment_key(msg.segment_id, from_time(msg.start))
+        except ValueError as e:         # no segment of ours has such a key
+            self._warn('segment_ack', str(e))
+            return
+        with self._outbox_lock:
+            self._outbox.pop(key, None)
+
+    def _resend_segments(self) -> None:
+        """Publish again, in order, what the reflex node has not acknowledged (it is back after a restart)."""
+        if not self._active or not self.count_publishers(self.pub_segments.topic_name + '/ack'):
+            return      # no reflex node to acknowledge (yet): sending again would only repeat
+        now = time.monotonic()
+        with self._outbox_lock:
+            due = [item for item in self._outbox.values() if now - item[1] >= self.cfg.perception.segment_resend_s]
+            for item in due:
+                item[1] = now
+        for msg, _ in due:
+            self.pub_segments.publish(msg)
+            self._count('segments_resent')
+        if self.diag is not None:
+            self.diag.set('segments_unacknowledged', len(self._outbox))
 
 
 def main(args: list[str] | None = None) -> int:

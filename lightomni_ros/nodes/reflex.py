@@ -22,8 +22,8 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
 from rclpy.node import Node
 
-from lightomni_ros.msg import Action, GlobalState, Reminder, Segment, Topic
-from lightomni_ros.srv import ListProfiles, QueryMemory, Summarize
+from lightomni_ros.msg import Ack, Action, GlobalState, Reminder, Segment, Topic
+from lightomni_ros.srv import Forget, ListProfiles, QueryMemory, Summarize
 
 from ..core.config import ConfigError, section_classes
 from ..core.reflex.people import PersonSeen
@@ -33,8 +33,8 @@ from ..core.reflex.types import Decision, Retrieved
 from ..core.timing import StageTimer
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
-from .messages import (action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen, to_time,
-                       profile_memory_item, reminder_msg, segment_from_msg, state_nodes, summary_request_from,
+from .messages import (ack_msg, action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen,
+                       profile_memory_item, reminder_msg, segment_from_msg, state_nodes, summary_request_from, to_time,
                        topic_msg)
 
 CONFIG_SECTIONS = section_classes(ReflexConfigs)
@@ -47,6 +47,7 @@ class ServiceMemory:
         group = ReentrantCallbackGroup()
         self.client = interfaces.add(node.create_client(QueryMemory, 'query_memory', callback_group=group))
         self.profiles_client = interfaces.add(node.create_client(ListProfiles, 'list_profiles', callback_group=group))
+        self.forget_client = interfaces.add(node.create_client(Forget, 'forget', callback_group=group))
         self.timeout_s = timeout_s
 
     def query(self, q: MemoryQuery) -> Retrieved:
@@ -67,6 +68,12 @@ class ServiceMemory:
         resp, _ = call_service(self.profiles_client, ListProfiles.Request(brief=True), self.timeout_s)
         return None if resp is None else [person_seen(p) for p in resp.profiles]
 
+    def forget_face(self, face_id: str) -> str:
+        """The Forget service, scope face; '' when done, else why not."""
+        req = Forget.Request(scope=Forget.Request.SCOPE_FACE, face_id=face_id)
+        resp, error = call_service(self.forget_client, req, max(self.timeout_s, 10.0))
+        return '' if resp is not None else error
+
 
 class ReflexNode(LifecycleNode):
     """Lifecycle node ``reflex``: the GPU node answering segments and writing Topics in sleep time."""
@@ -83,6 +90,8 @@ class ReflexNode(LifecycleNode):
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
         self._last_input = 0.0
+        self._pub_topic: Any = None
+        self._send_lock = threading.Lock()
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -116,12 +125,16 @@ class ReflexNode(LifecycleNode):
         self._pub_action = io.add(self.create_publisher(Action, 'actions', RELIABLE_QOS))
         self._pub_topic = io.add(self.create_publisher(Topic, 'topics', RELIABLE_QOS))
         self._pub_reminder = io.add(self.create_publisher(Reminder, 'reminders/new', RELIABLE_QOS))
+        self._pub_seg_ack = io.add(self.create_publisher(Ack, 'segments/ack', RELIABLE_QOS))
+        self._pub_rem_ack = io.add(self.create_publisher(Ack, 'reminders/ack', RELIABLE_QOS))
         self.rt.engine.memory = ServiceMemory(self, cfg.query_timeout_s, io)
         io.add(self.create_subscription(Segment, 'segments', self._on_segment, RELIABLE_QOS, callback_group=sub_group))
         io.add(self.create_subscription(GlobalState, 'global_state', self._on_state, LATCHED_QOS,
                                         callback_group=sub_group))
         # its own group: a GlobalState callback waiting for the model must not hold a due reminder back
         io.add(self.create_subscription(Reminder, 'reminders/due', self._on_reminder, RELIABLE_QOS,
+                                        callback_group=MutuallyExclusiveCallbackGroup()))
+        io.add(self.create_subscription(Ack, 'topics/ack', self._on_topic_ack, RELIABLE_QOS,
                                         callback_group=MutuallyExclusiveCallbackGroup()))
         io.add(self.create_service(Summarize, 'summarize', self._summarize, callback_group=ReentrantCallbackGroup()))
         self.diag = Diagnostics(self, 'reflex', self.timer, period_s=cfg.diagnostics_period_s,
@@ -157,10 +170,17 @@ class ReflexNode(LifecycleNode):
         for t in self._threads:
             t.join(timeout=30.0)
         self._threads = []
+        with self._send_lock:
+            self._pub_topic = None
         self._io.destroy()
         if self.diag is not None:
             self.diag.destroy()
             self.diag = None
+
+    def _close_runtime(self) -> None:
+        if self.rt is not None:
+            self.rt.close()
+            self.rt = None
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Stop the workers and remove the interfaces."""
@@ -168,15 +188,15 @@ class ReflexNode(LifecycleNode):
         return super().on_deactivate(state)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """Release the model."""
+        """Release the model and close the sleep queue."""
         self._teardown()
-        self.rt = None
+        self._close_runtime()
         return super().on_cleanup(state)
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Stop everything (safe in any state, and twice)."""
         self._teardown()
-        self.rt = None
+        self._close_runtime()
         return super().on_shutdown(state)
 
     # -- inputs ----------------------------------------------------------------------------------------------------
@@ -191,8 +211,15 @@ class ReflexNode(LifecycleNode):
     def _on_reminder(self, msg: Reminder) -> None:
         # Spoken from a template, so it needs no model call: said on time, not after the segments queued before it.
         try:
-            self._publish_action(self.rt.reminder(msg.id, msg.text), Action.SOURCE_REMINDER, Time())
-            self.diag.count('reminders')
+            if msg.id and self.rt.sleep.reminder_spoken_before(msg.id):
+                self.diag.count('reminders.duplicate')      # delivered again: confirmed, not said twice
+            else:
+                self._publish_action(self.rt.reminder(msg.id, msg.text), Action.SOURCE_REMINDER, Time())
+                if msg.id:
+                    self.rt.sleep.reminder_spoken(msg.id)
+                self.diag.count('reminders')
+            if msg.id:
+                self._pub_rem_ack.publish(ack_msg(msg.id, 0.0, Ack.STORED, 'spoken', self.get_clock().now().to_msg()))
         except Exception as e:  # noqa: BLE001 - a bad reminder message must not stop the node
             self.diag.warn('reminder', f'reminder {msg.id} not spoken: {type(e).__name__}: {e}')
 
@@ -221,7 +248,15 @@ class ReflexNode(LifecycleNode):
 
     def _answer_segment(self, msg: Segment) -> None:
         seg = segment_from_msg(msg)
-        sin, d = self.rt.answer(seg)
+        age = self.get_clock().now().nanoseconds * 1e-9 - from_time(msg.header.stamp) if is_set(msg.header.stamp) \
+            else None
+        answered = self.rt.answer(seg, age)
+        if answered is None:       # a re-sent copy: answered the first time; acknowledge it again
+            self.diag.count('segments.duplicate')
+            self._ack_segment(msg, Ack.DUPLICATE, 'duplicate')
+            return
+        sin, d = answered
+        self._ack_segment(msg, Ack.STORED, 'stored')
         if not sin.utterance and not sin.face_ids and not sin.frames and not sin.visual_tags:
             self.diag.count('segments.empty')
         self._publish_action(d, Action.SOURCE_SEGMENT, msg.speech_end)
@@ -230,8 +265,33 @@ class ReflexNode(LifecycleNode):
         for r in d.reminders:
             self._pub_reminder.publish(reminder_msg(r, sin.segment_id))
             self.diag.count('reminders.requested')
-        self._sleep_diag()
+        self._queue_diag()
         self.diag.count('segments')
+
+    def _ack_segment(self, msg: Segment, status: int, text: str) -> None:
+        self._pub_seg_ack.publish(ack_msg(msg.segment_id, from_time(msg.start), status, text,
+                                          self.get_clock().now().to_msg()))
+
+    def _on_topic_ack(self, msg: Ack) -> None:
+        if self.rt is None:
+            return
+        if self.rt.acknowledged(msg.segment_id, from_time(msg.start)):
+            self.diag.count(f'topics.ack.{msg.status}')
+            if msg.status == Ack.REFUSED:
+                self.diag.warn('topic_refused', f'segment {msg.segment_id}: {msg.message}')
+        self._send_topic()
+
+    def _send_topic(self) -> None:
+        """Send the oldest unacknowledged Topic when it is due (stop-and-wait keeps consolidation's order)."""
+        with self._send_lock:
+            rt, pub = self.rt, self._pub_topic
+            out = rt.next_topic() if rt is not None and pub is not None else None
+            if out is None or not pub.get_subscription_count():
+                return      # nothing due, or nobody to store it: it waits (the backlog WARN says so)
+            pub.publish(topic_msg(out.topic, self.get_clock().now().to_msg()))
+            rt.topic_sent(out)
+        if out.sends:
+            self.diag.count('topics.resent')
 
     def _publish_action(self, d: Decision, source: int, speech_end: Time) -> None:
         now = self.get_clock().now()
@@ -251,17 +311,35 @@ class ReflexNode(LifecycleNode):
         eng = self.rt.engine
         for k, v in eng.cache_stats().items():
             self.diag.set(f'cache.{k}', v)
-        self._sleep_diag()
+        self._queue_diag()
         delays = list(eng.preemption.delays_ms)
         if delays:
             self.diag.set('preemption_wait.p50_ms', f'{np.percentile(delays, 50):.1f}')
             self.diag.set('preemption_wait.max_ms', f'{max(delays):.1f}')
 
+    def _queue_diag(self) -> None:
+        counts = self.rt.sleep.counts()
+        backlog = counts['answered'] + counts['written']
+        self.diag.set('sleep_queue', backlog)
+        self.diag.set('sleep_pending', backlog)      # 0: every answered segment is stored (`replay --drain`)
+        self.diag.set('sleep_queue.waiting_for_pass', counts['answered'])
+        self.diag.set('sleep_queue.waiting_for_ack', counts['written'])
+        if backlog >= self.cfg.reflex.sleep_queue:
+            self.diag.warn('sleep_queue', f'backlog of {backlog} interactions ({counts["answered"]} waiting for their '
+                                          f'memory pass, {counts["written"]} for consolidation): memory passes no '
+                                          'longer yield to answers until it shrinks; nothing is dropped')
+
     def _sleep_loop(self) -> None:
         rt = self.rt
+        last_diag = 0.0
         while not self._stop.is_set():
+            self._send_topic()
+            if time.monotonic() - last_diag > self.cfg.reflex.diagnostics_period_s:
+                last_diag = time.monotonic()
+                self._queue_diag()
             idle = time.monotonic() - self._last_input
-            if self._work or rt.engine.preemption.pending() or idle < self.cfg.reflex.sleep_idle_s:
+            pressed = rt.sleep.over_high_water()     # back-pressure: memory passes go before answers
+            if not pressed and (self._work or rt.engine.preemption.pending() or idle < self.cfg.reflex.sleep_idle_s):
                 self._stop.wait(0.05)
                 continue
             step = rt.sleep_step()
@@ -279,18 +357,12 @@ class ReflexNode(LifecycleNode):
             self.diag.warn('memory_pass' if step.segment_id else 'prefix_warmup', step.error)
         else:
             self.timer.add('memory_pass', step.ms)
-            self._pub_topic.publish(topic_msg(step.topic, self.get_clock().now().to_msg()))
+            self._send_topic()
             self.diag.count(f'topics.{step.topic.producer}')
             if step.error:
                 self.diag.warn('memory_pass', f'segment {step.segment_id}: {step.error} (topic from the fallback '
                                               'parser)')
-        self._sleep_diag()
-
-    def _sleep_diag(self) -> None:
-        # sleep_pending (queued + in a pass) is 0 once every answered segment went to memory: `replay --drain`
-        self.diag.set('sleep_queue', len(self.rt.sleep))
-        self.diag.set('sleep_pending', self.rt.sleep_pending)
-        self.diag.set('sleep_dropped', self.rt.sleep.dropped)
+        self._queue_diag()
 
     # -- service ---------------------------------------------------------------------------------------------------
     def _summarize(self, req: Summarize.Request, resp: Summarize.Response) -> Summarize.Response:

@@ -3,7 +3,9 @@
 """The consolidator: queued Topics become long-term memory (Algorithm 1 "sleep time", paper 3.1, 3.2, A.1-A.3, C.2).
 
 Topics are queued durably first (:meth:`Consolidator.enqueue` returns once the row is committed: that is the
-acknowledgement), then consolidated one by one: the semantic content filter, pinned "Remember that ..." facts, the
+acknowledgement), exactly once per segment (a Topic re-sent because its acknowledgement was lost is recognised by
+its segment id and start and not queued again; forgets made after it was recorded are applied on arrival), then
+consolidated one by one: the semantic content filter, pinned "Remember that ..." facts, the
 episodic append, the level-0 S_g node, reminder rows and the per-face segment counters are written in one transaction
 that also removes the queue row, so a crash at any moment either keeps the queued Topic or its complete result.
 Merges of S_g and profile updates follow outside that transaction (they wait for a Summarizer); the tree's state on
@@ -26,6 +28,8 @@ from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, Semantic
 from ..text import introduced_name
 from ..timing import StageTimer
 from ..topic import TopicData
+from .forgetting import apply_tombstones
+from .rawfiles import RawFiles
 from .reminders import ReminderBook
 from .summarizer import ExtractiveSummarizer, ProfileUpdate, Summarizer, Summary
 
@@ -41,6 +45,7 @@ class ConsolidationStats:
     """Counters for diagnostics."""
 
     topics_received: int = 0
+    topics_duplicate: int = 0
     topics_consolidated: int = 0
     facts_appended: int = 0
     facts_extended: int = 0
@@ -51,29 +56,60 @@ class ConsolidationStats:
     last_producer: dict[str, str] = field(default_factory=dict)
 
 
+#: Receipt.status values (msg/TopicAck.msg)
+STORED, DUPLICATE, FORGOTTEN = 'stored', 'duplicate', 'forgotten'
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """What :meth:`Consolidator.enqueue` did with a Topic (the acknowledgement the sender gets)."""
+
+    status: str                 # STORED, DUPLICATE (queued before) or FORGOTTEN (a forget made later covers it)
+    queue_id: int = 0           # the pending row (STORED only)
+    files_deleted: int = 0      # raw files dropped on arrival (forgotten person, store_raw_audio off)
+
+
 class Consolidator:
     """Queue -> consolidate -> S_g merges -> profile updates, on one :class:`LongTermMemory`."""
 
     def __init__(self, memory: LongTermMemory, reminders: ReminderBook, similarity_threshold: float,
-                 summarizer: Summarizer | None = None) -> None:
+                 summarizer: Summarizer | None = None, *, files: RawFiles | None = None,
+                 store_raw_audio: bool = True) -> None:
         self.memory = memory
         self.reminders = reminders
         self.similarity_threshold = similarity_threshold
         self.summarizer: Summarizer = summarizer or ExtractiveSummarizer()
+        self.files = files or RawFiles([])
+        self.store_raw_audio = store_raw_audio
         self.timer = StageTimer()
         self.stats = ConsolidationStats()
 
     # -- the queue -----------------------------------------------------------------------------------------------
-    def enqueue(self, topic: TopicData) -> int:
-        """Queue a Topic and its reminders durably (the acknowledgement); return its queue id."""
+    def enqueue(self, topic: TopicData) -> Receipt:
+        """Queue a Topic and its reminders durably, once per segment (the acknowledgement); say what was done.
+
+        ValueError for a malformed Topic (refused: re-sending it cannot help).
+        """
         topic.check()
         m = self.memory
-        with m.lock, m.store.transaction():
-            qid = m.store.enqueue(topic.segment_id, topic.to_json(), m.clock())
-            # reminders are stored with the acknowledgement: a backlog of consolidation must not delay them
-            self.reminders.add_from_topic(topic, m.clock())
-            self.stats.topics_received += 1
-            return qid
+        drop: list[str] = []
+        with m.lock:
+            with m.store.transaction():
+                if topic.segment_id and m.store.already_received(topic.segment_id, topic.start):
+                    self.stats.topics_duplicate += 1
+                    return Receipt(DUPLICATE)
+                keep, drop = apply_tombstones(m.store, topic)
+                if not self.store_raw_audio:
+                    drop, topic.raw_refs = drop + topic.raw_refs, []
+                if topic.segment_id:
+                    m.store.mark_received(topic.segment_id, topic.start, m.clock())
+                if keep:
+                    qid = m.store.enqueue(topic.segment_id, topic.to_json(), m.clock())
+                    # reminders are stored with the acknowledgement: a backlog of consolidation must not delay them
+                    self.reminders.add_from_topic(topic, m.clock())
+                    self.stats.topics_received += 1
+            deleted = self.files.delete(drop)
+        return Receipt(STORED, qid, deleted) if keep else Receipt(FORGOTTEN, 0, deleted)
 
     def pending_count(self) -> int:
         """Topics queued and not yet consolidated."""
@@ -290,4 +326,4 @@ class Consolidator:
             return ExtractiveSummarizer().profile(face, texts, p, node_max)
 
 
-__all__ = ['Consolidator', 'ConsolidationStats']
+__all__ = ['Consolidator', 'ConsolidationStats', 'Receipt', 'STORED', 'DUPLICATE', 'FORGOTTEN']

@@ -3,9 +3,11 @@
 """Forgetting: a person, named entries, or a time range, out of every place memory holds them.
 
 A forgotten person leaves their profile (avatar, face embedding), the entries that mention them (entries about others
-too are redacted, not dropped: the sentences naming them go), S_g text, reminders, Topics still queued, and other
-people's profiles. Rows are deleted in one transaction, vectors removed from the indexes, the WAL checkpointed and the
-index files rewritten, so nothing forgotten lingers on disk.
+too are redacted, not dropped: the sentences naming them go), the audio clips of those entries, S_g text, reminders,
+Topics still queued, and other people's profiles. Rows are deleted in one transaction, vectors removed from the
+indexes, the WAL checkpointed and the index files rewritten, so nothing forgotten lingers on disk. Each forget of a
+person or a time range also leaves a tombstone: a Topic recorded before the forget that arrives after it (it was
+still in the reflex node's sleep queue) is scrubbed or dropped on arrival (:func:`apply_tombstones`).
 """
 
 from __future__ import annotations
@@ -19,9 +21,10 @@ from ..memory import profiles as prof
 from ..memory import voices as vox
 from ..memory.entries import KINDS_BOTH
 from ..memory.longterm import LongTermMemory
-from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, SemanticEntry
+from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, SemanticEntry, Store
 from ..topic import TopicData
 from .errors import RequestError
+from .rawfiles import RawFiles
 from .summarizer import sentences
 
 FORGOTTEN = '(forgotten)'
@@ -43,6 +46,7 @@ class ForgetResult:
     removed_voices: int = 0
     #: the voice ids removed (perception drops them from its registry)
     voice_ids: list[str] = field(default_factory=list)
+    removed_files: int = 0
 
     def message(self) -> str:
         """Human-readable summary."""
@@ -58,11 +62,57 @@ def redact_text(text: str, pat: re.Pattern, keep_empty: bool = False) -> str:
     return out if (out or keep_empty) else ''
 
 
+def person_pattern(face_id: str, name: str = '') -> re.Pattern:
+    """What names a person in text: their face id, and their name as a whole word."""
+    words = [face_id] + ([name] if name else [])
+    return re.compile('|'.join(re.escape(w) if w.startswith('<') else rf'\b{re.escape(w)}\b' for w in words), re.I)
+
+
+def scrub_topic(t: TopicData, face_id: str, pat: re.Pattern) -> list[str]:
+    """Remove a person from a Topic in place; return the raw references dropped with them (their files go too)."""
+    dropped = list(t.raw_refs) if face_id in t.face_ids else []
+    t.face_ids = [f for f in t.face_ids if f != face_id]
+    t.semantic = [s for s in t.semantic if not pat.search(s)]
+    t.remembered = [s for s in t.remembered if not pat.search(s)]
+    t.visual, t.audio, t.response = (redact_text(x, pat, keep_empty=True) for x in (t.visual, t.audio, t.response))
+    t.reminders = [r for r in t.reminders if r.face_id != face_id and not pat.search(r.text)]
+    if dropped:
+        t.raw_refs = []
+    return dropped
+
+
+def apply_tombstones(store: Store, t: TopicData) -> tuple[bool, list[str]]:
+    """Apply the forgets made after ``t`` was recorded: (False when the Topic must be dropped, raw refs to delete).
+
+    A person's tombstone holds hashes of their face id and name: the words of the Topic whose hashes match are the
+    ones scrubbed.
+    """
+    dropped: list[str] = []
+    tombs = store.tombstones(after=t.start)
+    if not tombs:
+        return True, dropped
+    words = set(t.face_ids) | set(re.findall(r"[A-Za-z][\w'-]*", ' '.join(
+        t.semantic + t.remembered + [t.visual, t.audio, t.response] + [r.text for r in t.reminders])))
+    hashed = {store.word_hash(w): w for w in words}
+    for tb in tombs:
+        hashes = json.loads(tb['hashes'])
+        if hashes:
+            hits = [hashed[h] for h in hashes if h in hashed]
+            if hits:
+                face = next((w for w in hits if w.startswith('<')), '')
+                names = [w for w in hits if not w.startswith('<')]
+                dropped += scrub_topic(t, face, person_pattern(face or names[0], ' '.join(names) if face else ''))
+        elif t.start <= tb['end'] and t.end >= tb['start']:
+            return False, dropped + list(t.raw_refs)
+    return True, dropped
+
+
 class Forgetting:
     """The three Forget scopes on one :class:`LongTermMemory`."""
 
-    def __init__(self, memory: LongTermMemory) -> None:
+    def __init__(self, memory: LongTermMemory, files: RawFiles | None = None) -> None:
         self.memory = memory
+        self.files = files or RawFiles([])
 
     def face(self, face_id: str) -> ForgetResult:
         """Forget a person: profile, avatar, face embedding, voices, entries and S_g text naming them, reminders."""
@@ -91,6 +141,7 @@ class Forgetting:
             words = [face_id] + also
             pat = re.compile('|'.join(re.escape(w) if w.startswith('<') else rf'\b{re.escape(w)}\b' for w in words),
                              re.I)
+            files: list[str] = []
             redacted: dict[int, list[Any]] = {KIND_SEMANTIC: [], KIND_EPISODIC: []}
             removed: dict[int, list[int]] = {KIND_SEMANTIC: [], KIND_EPISODIC: []}
             with m.store.transaction():
@@ -102,6 +153,8 @@ class Forgetting:
                             continue  # a substring hit only (e.g. "Ann" in "announce")
                         others = [f for f in e.face_ids if f != face_id]
                         red = _redact_entry(e, pat) if others else None
+                        if isinstance(e, EpisodicEntry):
+                            files += e.raw_refs     # their voice is in the clip, whoever else spoke
                         removed[kind].append(e.id)
                         if red is None:
                             res.removed_entries += 1
@@ -116,16 +169,19 @@ class Forgetting:
                 res.removed_reminders = m.store.db.execute('DELETE FROM reminders WHERE face_id=? OR '
                                                            'instr(lower(text), ?) > 0',
                                                            (face_id, face_id.lower())).rowcount
-                res.removed_pending = self._scrub_pending(face_id, pat)
+                res.removed_pending, pending_files = self._scrub_pending(face_id, pat)
+                files += pending_files
                 res.removed_profiles = m.store.delete_profile(face_id)
                 res.redacted_profiles = self._scrub_profiles(pat)
                 res.removed_voices = vox.delete(m.store, voice_ids)
                 res.voice_ids = list(voice_ids)
+                m.store.add_tombstone(m.clock(), words=words)
                 m.store.bump('gallery.version')
                 m.store.bump('voices.version')
             res.removed_vectors = m.entries.unindex(removed)
             for kind, rows in redacted.items():      # under new ids with fresh vectors: the old ones are gone
                 m.entries.add(kind, rows)
+            res.removed_files = self.files.delete(files)
             self._after()
         return res
 
@@ -142,12 +198,14 @@ class Forgetting:
         m = self.memory
         res = ForgetResult()
         with m.lock:
+            files = [r for e in m.entries.get(KIND_EPISODIC, parsed[KIND_EPISODIC]).values() for r in e.raw_refs]
             with m.store.transaction():
                 epi = set(parsed[KIND_EPISODIC])
                 res.changed_state_nodes = self._redact_nodes(lambda r: r['episodic_id'] in epi, lambda _t: '')
                 for kind, ids in parsed.items():
                     res.removed_entries += m.entries.delete_rows(kind, ids)
             res.removed_vectors = m.entries.unindex(parsed)
+            res.removed_files = self.files.delete(files)
             self._after()
         return res
 
@@ -159,6 +217,7 @@ class Forgetting:
         res = ForgetResult()
         with m.lock:
             removed = {kind: m.entries.ids_in_range(kind, start, end) for kind in KINDS_BOTH}
+            files = [r for e in m.entries.get(KIND_EPISODIC, removed[KIND_EPISODIC]).values() for r in e.raw_refs]
             with m.store.transaction():
                 for kind, ids in removed.items():
                     res.removed_entries += m.entries.delete_rows(kind, ids)
@@ -167,8 +226,11 @@ class Forgetting:
                 for qid, payload in m.store.pending():
                     if payload['start'] <= end and payload['end'] >= start:
                         m.store.delete_pending(qid)
+                        files += payload.get('raw_refs', [])
                         res.removed_pending += 1
+                m.store.add_tombstone(m.clock(), start=start, end=end)
             res.removed_vectors = m.entries.unindex(removed)
+            res.removed_files = self.files.delete(files)
             self._after()
         return res
 
@@ -193,25 +255,20 @@ class Forgetting:
             m.tree.version += 1
         return changed
 
-    def _scrub_pending(self, face_id: str, pat: re.Pattern) -> int:
-        """Remove a forgotten person from Topics still queued (they are consolidated later)."""
+    def _scrub_pending(self, face_id: str, pat: re.Pattern) -> tuple[int, list[str]]:
+        """Remove a forgotten person from Topics still queued (they are consolidated later); return (count, files)."""
         store = self.memory.store
         n = 0
+        files: list[str] = []
         for qid, payload in store.pending():
             text = json.dumps(payload)
             if face_id not in text and not pat.search(text):
                 continue
             t = TopicData.from_json(payload)
-            t.face_ids = [f for f in t.face_ids if f != face_id]
-            t.semantic = [s for s in t.semantic if not pat.search(s)]
-            t.remembered = [s for s in t.remembered if not pat.search(s)]
-            t.visual, t.audio, t.response = (redact_text(x, pat, keep_empty=True)
-                                             for x in (t.visual, t.audio, t.response))
-            t.reminders = [r for r in t.reminders if r.face_id != face_id and not pat.search(r.text)]
-            t.raw_refs = [] if face_id in payload.get('face_ids', []) else t.raw_refs
+            files += scrub_topic(t, face_id, pat)
             store.db.execute('UPDATE pending SET payload=? WHERE id=?', (json.dumps(t.to_json()), qid))
             n += 1
-        return n
+        return n, files
 
     def _scrub_profiles(self, pat: re.Pattern) -> int:
         """Remove a forgotten person from other people's profiles (a relationship, a name mis-attributed)."""
@@ -243,7 +300,9 @@ def _redact_entry(e: SemanticEntry | EpisodicEntry, pat: re.Pattern) -> Semantic
     fields = {f: redact_text(getattr(e, f), pat, keep_empty=True) for f in ('visual', 'audio', 'response')}
     if not any(fields.values()):
         return None
-    return EpisodicEntry(e.start, e.end, raw_refs=list(e.raw_refs), source_segment=e.source_segment, **fields)
+    # the clip holds the forgotten person's voice: it goes, whoever else is in the event
+    return EpisodicEntry(e.start, e.end, raw_refs=[], source_segment=e.source_segment, **fields)
 
 
-__all__ = ['Forgetting', 'ForgetResult', 'FORGOTTEN', 'redact_text']
+__all__ = ['Forgetting', 'ForgetResult', 'FORGOTTEN', 'redact_text', 'scrub_topic', 'apply_tombstones',
+           'person_pattern']

@@ -80,6 +80,19 @@ class ReminderBook:
                     fired.append(r)
         return fired
 
+    def spoken(self, reminder_id: int) -> bool:
+        """The reflex node confirmed speaking a fired reminder (it is delivered again until then)."""
+        m = self.memory
+        with m.lock, m.store.transaction():
+            return m.store.mark_reminder_spoken(reminder_id, m.clock())
+
+    def unspoken(self, older_than_s: float, now: float | None = None) -> list[ReminderRow]:
+        """Fired reminders not confirmed spoken ``older_than_s`` after firing (the reflex node was down)."""
+        m = self.memory
+        now = m.clock() if now is None else now
+        with m.lock:
+            return m.store.unspoken_reminders(now - older_than_s)
+
     def stored(self, status: int | None = None) -> list[ReminderRow]:
         """Stored reminders."""
         with self.memory.lock:

@@ -28,18 +28,22 @@ from ..memory import voices as vox
 from ..memory.config import MemoryConfig
 from ..memory.entries import EntryIndex
 from ..memory.global_state import MergeTree
+from ..memory.crypto import MemoryKeyError, read_key
 from ..memory.longterm import GlobalStateView, LongTermMemory
+from ..memory.privacy import PrivacyConfig, RetentionConfig
 from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, ReminderRow, SemanticEntry, Store
-from ..models import ModelsConfig
+from ..models import ModelsConfig, cache_dir
 from ..text import resolve_voices
 from ..timing import StageTimer
 from ..topic import TopicData
 from .archive import Archive
 from .config import ConsolidationConfig
-from .consolidator import ConsolidationStats, Consolidator
+from .consolidator import ConsolidationStats, Consolidator, Receipt
 from .errors import RequestError
 from .forgetting import ForgetResult, Forgetting
+from .rawfiles import RawFiles
 from .reminders import ReminderBook
+from .retention import Retention, RetentionResult
 from .summarizer import Summarizer
 
 
@@ -51,6 +55,21 @@ class ConsolidationConfigs:
     consolidation: ConsolidationConfig = section(ConsolidationConfig, 'consolidation.')
     models: ModelsConfig = section(ModelsConfig, 'models.')
     embedding: EmbeddingConfig = section(EmbeddingConfig, 'embedding.')
+    privacy: PrivacyConfig = section(PrivacyConfig, 'privacy.')
+    retention: RetentionConfig = section(RetentionConfig, 'memory.retention_days.')
+
+
+def memory_key(cfg: PrivacyConfig) -> str | None:
+    """The SQLCipher passphrase the privacy settings call for (None: a plain file); ValueError when it is missing."""
+    if cfg.encryption == 'off':
+        return None
+    try:
+        key = read_key(cfg.key_env, cfg.key_file)
+    except MemoryKeyError as e:
+        raise ValueError(str(e)) from e
+    if key is None and cfg.encryption == 'on':
+        raise ValueError(f'privacy.encryption is "on" but no key: set {cfg.key_env} or privacy.key_file')
+    return key
 
 
 @dataclass(kw_only=True)
@@ -70,13 +89,18 @@ class ConsolidationRuntime:
                  summarizer: Summarizer | None = None, clock: Callable[[], float] = time.time) -> None:
         self.cfg = cfg or ConsolidationConfigs()
         check_bundle(self.cfg)
+        key = memory_key(self.cfg.privacy)
         embedder = embedder or text_embedder(self.cfg.embedding, self.cfg.models.models_dir)
-        self.memory = LongTermMemory(self.cfg.memory, embedder, timezone=self.cfg.consolidation.timezone, clock=clock)
+        self.memory = LongTermMemory(self.cfg.memory, embedder, timezone=self.cfg.consolidation.timezone, clock=clock,
+                                     key=key)
+        pv = self.cfg.privacy
+        self.files = RawFiles([pv.audio_dir or cache_dir() / 'segments', self.memory.dir / 'audio'])
         self.reminder_book = ReminderBook(self.memory)
         self.consolidator = Consolidator(self.memory, self.reminder_book, self.cfg.consolidation.similarity_threshold,
-                                         summarizer)
-        self.forgetting = Forgetting(self.memory)
-        self.archive = Archive(self.memory)
+                                         summarizer, files=self.files, store_raw_audio=pv.store_raw_audio)
+        self.forgetting = Forgetting(self.memory, self.files)
+        self.retention = Retention(self.memory, self.forgetting, self.files, self.cfg.retention)
+        self.archive = Archive(self.memory, self.files)
         self.timer: StageTimer = self.consolidator.timer
 
     # -- what the owner wires ------------------------------------------------------------------------------------
@@ -129,13 +153,18 @@ class ConsolidationRuntime:
         return self.memory.tz
 
     @property
+    def encrypted(self) -> bool:
+        """Whether memory.db is SQLCipher-encrypted."""
+        return self.memory.store.encrypted
+
+    @property
     def embedder_id(self) -> str:
         """``name/dim`` of the embedder the stored vectors come from."""
         return embedder_id(self.memory.embedder)
 
     # -- Topics --------------------------------------------------------------------------------------------------
-    def enqueue(self, topic: TopicData) -> int:
-        """Queue a Topic durably (the acknowledgement); return its queue id."""
+    def enqueue(self, topic: TopicData) -> Receipt:
+        """Queue a Topic durably, once per segment (the acknowledgement); ValueError when it is malformed."""
         return self.consolidator.enqueue(topic)
 
     def pending_count(self) -> int:
@@ -245,12 +274,16 @@ class ConsolidationRuntime:
         return self.forgetting.time_range(start, end)
 
     def export_jsonl(self, path: str) -> int:
-        """Write a JSON-lines backup; return the record count."""
-        return self.archive.export_jsonl(path)
+        """Write a backup (a ``.tar`` with the audio clips, else JSON lines); return the record count."""
+        return self.archive.export(path)
 
     def import_jsonl(self, path: str, replace: bool = False) -> int:
-        """Read a JSON-lines backup; return the record count."""
-        return self.archive.import_jsonl(path, replace)
+        """Read a backup (``.tar`` or JSON lines); return the record count; RequestError (store untouched) if bad."""
+        return self.archive.import_(path, replace)
+
+    def expire(self, now: float | None = None) -> RetentionResult:
+        """One retention pass (``memory.retention_days.*``)."""
+        return self.retention.expire(now)
 
     # -- reminders -----------------------------------------------------------------------------------------------
     def add_reminder(self, text: str, due: float, face_id: str = '', source_segment: int = 0) -> int:
@@ -260,6 +293,14 @@ class ConsolidationRuntime:
     def fire_due(self, now: float | None = None) -> list[ReminderRow]:
         """Reminders due by ``now``, each fired once."""
         return self.reminder_book.fire_due(now)
+
+    def reminder_spoken(self, reminder_id: int) -> bool:
+        """The reflex node confirmed speaking this fired reminder."""
+        return self.reminder_book.spoken(reminder_id)
+
+    def unspoken_reminders(self, older_than_s: float, now: float | None = None) -> list[ReminderRow]:
+        """Fired reminders nobody confirmed speaking within ``older_than_s`` (to deliver again)."""
+        return self.reminder_book.unspoken(older_than_s, now)
 
     def reminders(self, status: int | None = None) -> list[ReminderRow]:
         """Stored reminders."""
@@ -350,4 +391,4 @@ def _resolved(e: SemanticEntry | EpisodicEntry, who: dict[str, str]) -> Semantic
     return dataclasses.replace(e, audio=resolve_voices(e.audio, who))
 
 
-__all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError']
+__all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError', 'Receipt', 'memory_key']

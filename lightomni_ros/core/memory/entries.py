@@ -42,8 +42,10 @@ def entry_text(e: Entry) -> str:
 class EntryIndex:
     """M_s and M_e: entry rows in the store and one vector index per kind."""
 
-    def __init__(self, store: Store, folder: pathlib.Path, cfg: MemoryConfig, embedder: TextEmbedder) -> None:
+    def __init__(self, store: Store, folder: pathlib.Path, cfg: MemoryConfig, embedder: TextEmbedder, *,
+                 persist: bool = True) -> None:
         self.store = store
+        self.persist = persist          # False: index files are never written (and stale ones are removed)
         self.db = store.db
         self.dir = folder
         self.cfg = cfg
@@ -85,7 +87,7 @@ class EntryIndex:
 
     def _open_index(self, kind: int) -> VectorIndex:
         """Load the saved index when it matches the store (catching up on newer rows); otherwise rebuild it."""
-        loaded = load_index(self._index_path(kind), self._new_index())
+        loaded = load_index(self._index_path(kind), self._new_index()) if self.persist else None
         deletions = self.store.get_meta(f'{KIND_NAMES[kind]}.deletions', '0')
         if loaded is not None:
             index, side = loaded
@@ -111,6 +113,10 @@ class EntryIndex:
         return index
 
     def _save_index(self, kind: int, index: VectorIndex) -> None:
+        if not self.persist:
+            for p in self.dir.glob(f'{KIND_NAMES[kind]}.faiss*'):
+                p.unlink(missing_ok=True)
+            return
         index.save(self._index_path(kind), {
             'embedder': self.embedder.name, 'max_id': self.max_id(kind),
             'deletions': self.store.get_meta(f'{KIND_NAMES[kind]}.deletions', '0')})

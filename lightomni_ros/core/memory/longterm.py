@@ -55,7 +55,7 @@ class LongTermMemory:
     """The memory folder opened: store, entry indexes, S_g tree, one lock, the clock and the time zone."""
 
     def __init__(self, cfg: MemoryConfig, embedder: TextEmbedder, *, timezone: str = '',
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, key: str | None = None) -> None:
         self.cfg = cfg
         self.embedder = embedder
         self.timezone = timezone
@@ -65,8 +65,9 @@ class LongTermMemory:
         if cfg.faiss_threads > 0:
             faiss.omp_set_num_threads(cfg.faiss_threads)
         self.dir = pathlib.Path(cfg.memory_dir).expanduser()
-        self.store = Store(self.dir / 'memory.db')
-        self.entries = EntryIndex(self.store, self.dir, cfg, embedder)
+        self.store = Store(self.dir / 'memory.db', key=key)
+        # encrypted memory keeps no index files: vectors say too much about the text; rebuilt from SQLite at start
+        self.entries = EntryIndex(self.store, self.dir, cfg, embedder, persist=key is None)
         self.tree = self.load_tree()
         #: called after a commit that changed S_g or the gallery (the node republishes them)
         self.on_state_change: Callable[[], None] | None = None

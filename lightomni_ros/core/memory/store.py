@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import json
 import logging
 import os
@@ -27,6 +28,9 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator, Sequence
 
 import numpy as np
+
+from ..topic import segment_key
+from . import crypto
 
 log = logging.getLogger('lightomni.memory')
 
@@ -90,13 +94,30 @@ CREATE TABLE voices(
 CREATE INDEX voices_face ON voices(face_id);
 """
 
+# Version 4: the keys of every Topic ever queued (a Topic re-sent after a lost acknowledgement is stored once), and
+# tombstones of forgets (a Topic recorded before a forget and arriving after it is scrubbed or dropped on arrival);
+# a tombstone holds salted hashes of the forgotten face id and name, never the words themselves. A fired reminder
+# is delivered again until the reflex node says it was spoken (``spoken``).
+_V4 = """
+CREATE TABLE received(segment_id INTEGER NOT NULL, start REAL NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY(segment_id, start)) WITHOUT ROWID;
+INSERT OR IGNORE INTO received(segment_id, start, at) SELECT source_segment, round(start, 3), 0 FROM episodic
+    WHERE source_segment > 0;
+INSERT OR IGNORE INTO received(segment_id, start, at) SELECT segment_id, round(json_extract(payload, '$.start'), 3),
+    received FROM pending;
+CREATE TABLE tombstones(
+    id INTEGER PRIMARY KEY AUTOINCREMENT, hashes TEXT NOT NULL DEFAULT '[]',
+    start REAL NOT NULL DEFAULT 0, end REAL NOT NULL DEFAULT 0, at REAL NOT NULL);
+ALTER TABLE reminders ADD COLUMN spoken REAL;
+"""
+
 #: MIGRATIONS[i] upgrades a file of schema version i to version i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 _TABLES = ('profiles', 'semantic', 'semantic_faces', 'episodic', 'episodic_faces', 'sg_nodes', 'reminders', 'pending',
-           'meta', 'voices')
+           'meta', 'voices', 'received', 'tombstones')
 
 
 class StoreError(RuntimeError):
@@ -196,17 +217,21 @@ def blob_to_vec(b: bytes | None) -> np.ndarray | None:
 
 
 class Store:
-    """The SQLite memory file."""
+    """The SQLite memory file (SQLCipher-encrypted when a ``key`` is given)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, key: str | None = None) -> None:
         self.path = pathlib.Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.encrypted = key is not None
         try:
-            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0)
-            self.db.row_factory = sqlite3.Row
+            self.db = crypto.connect(self.path, key, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self.db.row_factory = _row_factory(key is not None)
             mode = self.db.execute('PRAGMA journal_mode=WAL').fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f'{self.path}: not a usable SQLite file ({e})') from e
+        except Exception as e:  # noqa: BLE001 - sqlite3 and sqlcipher3 raise their own DatabaseError classes
+            if key is None and self.path.exists() and not crypto.is_plain_sqlite(self.path):
+                raise StoreError(f'{self.path}: not a plain SQLite file: encrypted memory needs its key '
+                                 f'(privacy.key_env / privacy.key_file) ({e})') from e
+            raise StoreError(f'{self.path}: not a usable SQLite file{" with this key" if key else ""} ({e})') from e
         if mode.lower() != 'wal':
             raise StoreError(f'{self.path}: WAL journal mode unavailable (got {mode})')
         for pragma in ('foreign_keys=ON', 'synchronous=FULL', 'secure_delete=ON'):
@@ -259,7 +284,7 @@ class Store:
         """Checkpoint the WAL into the main file and close."""
         try:
             self.db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
-        except sqlite3.Error:
+        except Exception:  # noqa: BLE001 - best effort (sqlite3 or sqlcipher3 error)
             pass
         self.db.close()
 
@@ -377,6 +402,16 @@ class Store:
                             created=r['created'], fired_at=r['fired_at'], delay=r['delay'],
                             source_segment=r['source_segment'], id=r['id']) for r in rows]
 
+    def mark_reminder_spoken(self, reminder_id: int, at: float) -> bool:
+        """The reflex node spoke a fired reminder; False when it was not waiting for that."""
+        return self.db.execute('UPDATE reminders SET spoken=? WHERE id=? AND status=? AND spoken IS NULL',
+                               (at, reminder_id, REMINDER_FIRED)).rowcount == 1
+
+    def unspoken_reminders(self, fired_before: float) -> list[ReminderRow]:
+        """Reminders fired before ``fired_before`` that nobody confirmed speaking (to deliver again)."""
+        return [r for r in self.reminders(REMINDER_FIRED) if r.fired_at is not None and r.fired_at < fired_before
+                and self.db.execute('SELECT spoken IS NULL FROM reminders WHERE id=?', (r.id,)).fetchone()[0]]
+
     def mark_reminder_fired(self, reminder_id: int, fired_at: float, delay: float) -> bool:
         """Mark a pending reminder fired; False when it was not pending (it fires once)."""
         return self.db.execute('UPDATE reminders SET status=?, fired_at=?, delay=? WHERE id=? AND status=?',
@@ -395,6 +430,40 @@ class Store:
         rows = self.db.execute('SELECT id, payload FROM pending ORDER BY id LIMIT ?', (limit,)).fetchall()
         return [(r[0], json.loads(r[1])) for r in rows]
 
+    def already_received(self, segment_id: int, start: float) -> bool:
+        """Whether a Topic of this segment was queued before (consolidated since, or still queued)."""
+        return self.db.execute('SELECT 1 FROM received WHERE segment_id=? AND start=?',
+                               segment_key(segment_id, start)).fetchone() is not None
+
+    def mark_received(self, segment_id: int, start: float, at: float) -> None:
+        """Remember a Topic's key (inside the transaction that queues it)."""
+        self.db.execute('INSERT OR IGNORE INTO received(segment_id, start, at) VALUES(?,?,?)',
+                        (*segment_key(segment_id, start), at))
+
+    # -- tombstones --------------------------------------------------------------------------------------------------
+    def word_hash(self, word: str) -> str:
+        """Salted hash of a word (a face id, a name) as tombstones keep it."""
+        salt = self.get_meta('tombstone.salt')
+        if not salt:
+            salt = os.urandom(16).hex()
+            with self.transaction():
+                self.set_meta('tombstone.salt', salt)
+        return hashlib.sha256((salt + word.strip().lower()).encode()).hexdigest()[:32]
+
+    def add_tombstone(self, at: float, words: Sequence[str] = (), start: float = 0.0, end: float = 0.0,
+                      keep_s: float = 30 * 86400.0) -> None:
+        """Record a forget (a person's face id and name, or a time range) for Topics recorded before it arriving later.
+
+        Tombstones older than ``keep_s`` are removed: a Topic waits in the reflex node's queue for hours, not months.
+        """
+        self.db.execute('INSERT INTO tombstones(hashes, start, end, at) VALUES(?,?,?,?)',
+                        (json.dumps([self.word_hash(w) for w in words if w.strip()]), start, end, at))
+        self.db.execute('DELETE FROM tombstones WHERE at < ?', (at - keep_s,))
+
+    def tombstones(self, after: float) -> list[sqlite3.Row]:
+        """Forgets made after sensor time ``after`` (those that concern a Topic recorded then)."""
+        return self.db.execute('SELECT * FROM tombstones WHERE at > ? ORDER BY id', (after,)).fetchall()
+
     def pending_count(self) -> int:
         """Length of the queue."""
         return int(self.db.execute('SELECT count(*) FROM pending').fetchone()[0])
@@ -411,6 +480,13 @@ class Store:
             if p.exists():
                 total += p.stat().st_size
         return total
+
+
+def _row_factory(encrypted: bool) -> Any:
+    if not encrypted:
+        return sqlite3.Row
+    from sqlcipher3 import dbapi2 as sqlcipher
+    return sqlcipher.Row
 
 
 def chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:

@@ -29,6 +29,11 @@ class PerceptionConfig:
     diagnostics_period_s: float = param(1.0, 'Period of /diagnostics.', min=0.1)
     warn_hold_s: float = param(10.0, 'Seconds a bad-input WARN stays on /diagnostics after the last occurrence.',
                                min=0.0)
+    segment_resend_s: float = param(5.0, 'A published Segment the reflex node has not acknowledged on segments/ack '
+                                         'within this time is published again (while a reflex node is up; it answers '
+                                         'each segment once).', min=0.1)
+    segment_outbox: int = param(256, 'Unacknowledged Segments kept for re-sending; beyond it the oldest is given up '
+                                     '(diagnostics WARN).', min=1)
 
 
 @dataclass(kw_only=True)

@@ -60,6 +60,9 @@ class MemoryClient(Protocol):
     def people(self) -> list[PersonSeen] | None:
         """Every known person with the span they were seen in (None when the memory cannot be asked)."""
 
+    def forget_face(self, face_id: str) -> str:
+        """Forget a person everywhere (the Forget service, scope face); '' when done, else why not."""
+
 
 class NoMemory:
     """A client for running without the memory node (nothing is retrieved; the reason is reported)."""
@@ -71,3 +74,7 @@ class NoMemory:
     def people(self) -> list[PersonSeen] | None:
         """Nobody can be asked."""
         return None
+
+    def forget_face(self, face_id: str) -> str:
+        """Nothing to forget in."""
+        return "no memory service"

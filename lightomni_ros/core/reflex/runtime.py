@@ -6,9 +6,12 @@ It loads the backbone, adapters, heads and the process's text embedder from one 
 reflex node's parameters), chooses the reflex-pass backend, and offers the per-message steps:
 
 - :meth:`ReflexRuntime.answer`: a closed segment -> the decision (reflex pass, retrieval, response) with the configured
-  thresholds; the interaction is queued for sleep time;
+  thresholds; the interaction is queued durably for sleep time (a segment delivered twice is answered once; a
+  "forget me" request is carried out and confirmed instead, and never queued);
 - :meth:`ReflexRuntime.reminder`: a due reminder -> a template decision (no model call);
 - :meth:`ReflexRuntime.sleep_step`: one unit of sleep-time work (warm the new S_g's prefixes, else one memory pass);
+- :meth:`ReflexRuntime.next_topic` / :meth:`ReflexRuntime.acknowledged`: Topics go to consolidation in order and are
+  sent again until it acknowledges them (:mod:`.sleep_queue`);
 - :meth:`ReflexRuntime.summarize`: an S_g merge or profile update for consolidation.
 
 Drivers keep only their own concerns: the node its threads, QoS and messages; the facade its sensor clock.
@@ -17,7 +20,6 @@ Drivers keep only their own concerns: the node its threads, QoS and messages; th
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
@@ -34,8 +36,10 @@ from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, L
                      ReflexConfig, ResponseConfig)
 from .engine import EngineConfigs, ReflexEngine
 from .inputs import segment_input
+from .privacy import forget_decision, forget_request
 from .retrieval import MemoryClient
-from .sleep import SleepQueue
+from .sleep import fallback_topic
+from .sleep_queue import OutgoingTopic, SleepQueue
 from .types import Decision, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
@@ -91,10 +95,7 @@ class ReflexRuntime:
             self.engine = engine     # shared by tests and benchmarks that load the model once
         if memory is not None:
             self.engine.memory = memory
-        self.sleep = SleepQueue(self.cfg.reflex.sleep_queue)
-        self._preempted: dict[int, int] = {}    # segment id -> times its memory pass was interrupted
-        self._busy = 0                          # memory passes running (popped, not finished)
-        self._busy_lock = threading.Lock()
+        self.sleep = SleepQueue(self.cfg.reflex.sleep_queue_path, self.cfg.reflex.sleep_queue)
 
     def _choose_backend(self) -> None:
         """Pick the reflex-pass execution path (ONNX Runtime / TensorRT when configured and faster)."""
@@ -128,10 +129,23 @@ class ReflexRuntime:
         return self.engine.decide(seg, lat.speech_threshold, lat.search_threshold, r.k_semantic, r.k_episodic,
                                   lat.always_answer_questions)
 
-    def answer(self, seg: SegmentData) -> tuple[SegmentInput, Decision]:
-        """Decide on a closed segment and queue the interaction (segment and what was said) for sleep time."""
+    def answer(self, seg: SegmentData, age_s: float | None = None) -> tuple[SegmentInput, Decision] | None:
+        """Decide on a closed segment and queue the interaction (segment and what was said) durably for sleep time.
+
+        None when the segment was queued before (delivered twice: it is answered once). A segment that reaches the
+        driver ``age_s`` seconds after it was first published, more than ``late_segment_s`` (a re-sent copy after a
+        restart), is queued without an answer; a "forget me" request is carried out, confirmed, and not queued.
+        """
         sin = self.segment_input(seg)
-        d = self.decide(sin)
+        if self.sleep.seen(sin.segment_id, sin.start):
+            return None
+        req = forget_request(sin)
+        if req is not None:
+            error = self.engine.memory.forget_face(req.face_id) if req.face_id else None
+            return sin, forget_decision(sin, req, error or None)
+        late = age_s is not None and age_s > self.cfg.reflex.late_segment_s
+        d = silent(sin, f'late: arrived {age_s:.0f} s after it was sent; stored, not answered') if late \
+            else self.decide(sin)
         self.sleep.put(sin, d.response if d.speak else '')
         return sin, d
 
@@ -154,46 +168,49 @@ class ReflexRuntime:
         return SleepOutcome(kind='prefix_warmup', ms=_ms(t0)) if built else None
 
     def memory_step(self, stop: Callable[[], bool] | None = None) -> SleepOutcome | None:
-        """One memory pass on the oldest queued interaction (None when the queue is empty).
+        """One memory pass on the oldest queued interaction (None when none waits).
 
-        ``stop`` (default: a user pass is waiting) interrupts the pass; the interaction goes back to the front of the
-        queue. A pass interrupted ``sleep_max_preemptions`` times runs to its end (only a halt stops it), or a busy
-        conversation would starve memory.
+        ``stop`` (default: a user pass is waiting) interrupts the pass; the interaction stays first in line. A pass
+        interrupted ``sleep_max_preemptions`` times, or any pass while the queue is over its bound (back-pressure),
+        runs to its end (only a halt stops it), or a busy conversation would starve memory. A pass that fails still
+        gives a Topic, by rules from the segment (``fallback-parser``, with the reason): nothing is dropped.
         """
-        with self._busy_lock:   # popped and busy in one step: sleep_pending never misses this item
-            item = self.sleep.pop()
-            self._busy += item is not None
+        eng = self.engine
+        item = self.sleep.next_interaction()
         if item is None:
             return None
+        seg = item.segment
+        t0 = time.perf_counter()
+        stubborn = item.preemptions >= self.cfg.reflex.sleep_max_preemptions or self.sleep.over_high_water()
+        stop = eng.preemption.halted if stubborn else (stop or eng.preemption.pending)
         try:
-            return self._memory_pass(item, stop)
-        finally:
-            with self._busy_lock:
-                self._busy -= 1
+            topic = eng.memory_pass(seg, item.response, stop=stop)
+        except Exception as e:  # noqa: BLE001 - reported; the rule-based Topic keeps the interaction
+            if eng.preemption.halted():
+                return SleepOutcome(kind='preempted', ms=_ms(t0), segment_id=seg.segment_id)
+            topic = fallback_topic(seg, item.response, f'memory pass failed: {type(e).__name__}: {e}')
+        if topic is None:
+            self.sleep.preempted(item.item_id)
+            return SleepOutcome(kind='preempted', ms=_ms(t0), segment_id=seg.segment_id)
+        self.sleep.written(item.item_id, topic)
+        return SleepOutcome(kind='topic', ms=_ms(t0), segment_id=seg.segment_id, topic=topic, error=topic.problem)
 
     @property
     def sleep_pending(self) -> int:
-        """Interactions not yet turned into Topics: queued, or in a memory pass now (0: sleep time is drained)."""
-        with self._busy_lock:
-            return len(self.sleep) + self._busy
+        """Interactions whose Topic consolidation has not acknowledged yet (0: sleep time is drained)."""
+        return self.sleep.backlog()
 
-    def _memory_pass(self, item: tuple[SegmentInput, str], stop: Callable[[], bool] | None) -> SleepOutcome:
-        eng = self.engine
-        seg, response = item
-        t0 = time.perf_counter()
-        stubborn = self._preempted.get(seg.segment_id, 0) >= self.cfg.reflex.sleep_max_preemptions
-        stop = eng.preemption.halted if stubborn else (stop or eng.preemption.pending)
-        try:
-            topic = eng.memory_pass(seg, response, stop=stop)
-        except Exception as e:  # noqa: BLE001 - a failed memory pass is reported, the interaction is dropped
-            return SleepOutcome(kind='failed', ms=_ms(t0), segment_id=seg.segment_id,
-                                error=f'segment {seg.segment_id}: {type(e).__name__}: {e}')
-        if topic is None:
-            self._preempted[seg.segment_id] = self._preempted.get(seg.segment_id, 0) + 1
-            self.sleep.push_front(item)
-            return SleepOutcome(kind='preempted', ms=_ms(t0), segment_id=seg.segment_id)
-        self._preempted.pop(seg.segment_id, None)
-        return SleepOutcome(kind='topic', ms=_ms(t0), segment_id=seg.segment_id, topic=topic, error=topic.problem)
+    def next_topic(self, now: float | None = None) -> OutgoingTopic | None:
+        """The oldest Topic consolidation has not acknowledged, when it is due to be sent (again)."""
+        return self.sleep.next_topic(time.monotonic() if now is None else now, self.cfg.reflex.topic_resend_s)
+
+    def topic_sent(self, out: OutgoingTopic, now: float | None = None) -> None:
+        """Note that ``out`` was sent (its re-send clock starts)."""
+        self.sleep.sent(out.item_id, time.monotonic() if now is None else now)
+
+    def acknowledged(self, segment_id: int, start: float) -> bool:
+        """Consolidation acknowledged the Topic of this segment (stored, duplicate or refused)."""
+        return self.sleep.acknowledged(segment_id, start)
 
     def sleep_step(self, stop: Callable[[], bool] | None = None) -> SleepOutcome | None:
         """One unit of sleep-time work: the new S_g's prefixes first, else one memory pass; None when idle."""
@@ -213,9 +230,19 @@ class ReflexRuntime:
         """Allow model calls again."""
         self.engine.preemption.resume()
 
+    def close(self) -> None:
+        """Close the sleep queue's file."""
+        self.sleep.close()
+
     def describe(self) -> dict[str, Any]:
         """The engine's description plus the backend choice."""
         return self.engine.describe() | {'backend_choice': self.backend_note}
+
+
+def silent(seg: SegmentInput, note: str) -> Decision:
+    """A decision not to speak, with the reason (no model call)."""
+    return Decision(segment_id=seg.segment_id, p_speech=0.0, p_search=0.0, speak=False, search=False, response='',
+                    memory_ids=[], latency_ms={}, backend='none', query=np.zeros(0, np.float32), notes=[note])
 
 
 def _ms(t0: float) -> float:

@@ -130,37 +130,6 @@ def find_name(texts: list[str]) -> str:
     return next((n for n in map(introduced_name, texts) if n), '')
 
 
-class SleepQueue:
-    """Interactions (segment, response) waiting for the memory pass; bounded (oldest dropped, counted)."""
-
-    def __init__(self, maxlen: int = 256) -> None:
-        self._q: collections.deque[tuple[SegmentInput, str]] = collections.deque()
-        self.maxlen = maxlen
-        self.dropped = 0
-        self._lock = threading.Lock()
-
-    def put(self, seg: SegmentInput, response: str) -> None:
-        """Queue one interaction."""
-        with self._lock:
-            self._q.append((seg, response))
-            while len(self._q) > self.maxlen:
-                self._q.popleft()
-                self.dropped += 1
-
-    def pop(self) -> tuple[SegmentInput, str] | None:
-        """Oldest interaction or None."""
-        with self._lock:
-            return self._q.popleft() if self._q else None
-
-    def push_front(self, item: tuple[SegmentInput, str]) -> None:
-        """Put back an interaction whose pass was pre-empted."""
-        with self._lock:
-            self._q.appendleft(item)
-
-    def __len__(self) -> int:
-        return len(self._q)
-
-
 class Preemption:
     """A user request (segment) pre-empts sleep-time work between model calls; the wait is measured."""
 
