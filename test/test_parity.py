@@ -114,7 +114,9 @@ def test_graph_and_offline_replay_agree(spawn, tmp_path: pathlib.Path) -> None:
 
     # segments: what perception heard and saw, in the same order, with the same ids of the same faces
     assert _segments(graph) == _segments(offline_outputs) and len(graph['segments']) >= 4
-    assert any(s[0] for s in _segments(graph)) and any('basketball' in s[1] for s in _segments(graph))
+    # the speech was heard (most of its content words: tiny.en on espeak's voice misses a word now and then)
+    heard = {w for s in _segments(graph) for w in s[1].split()}
+    assert any(s[0] for s in _segments(graph)) and len(heard & {'barack', 'love', 'basketball', 'weekends'}) >= 3, heard
 
     # decisions, segment by segment (reminder Actions have no segment)
     g_acts = [a for a in graph['actions'] if a.source == 0]

@@ -237,7 +237,7 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
     assert d.response_source in ('generated', 'extractive') and d.response
     if d.response_source == 'extractive':
         assert 'red suitcase' in d.response and any(n.startswith('extractive: ') for n in d.notes)
-    assert [m.ref for m, _ in engine.recent] == ['recent:20']
+    assert [m.ref for m, _, _ in engine.recent] == ['recent:20']
 
 
 def test_global_state_update_never_waits_for_the_model(engine):

@@ -27,6 +27,7 @@ from dataclasses import asdict, dataclass, fields
 
 import numpy as np
 
+from ..segment import SpeakerTurn
 from ..topic import TopicData, segment_key
 from .types import SegmentInput
 
@@ -115,7 +116,9 @@ class SleepQueue:
                 return None
             frames = [_unjpeg(r[0]) for r in self.db.execute('SELECT jpeg FROM frames WHERE item_id=? ORDER BY idx',
                                                              (row[0],))]
-        seg = SegmentInput(**json.loads(row[1]), frames=[f for f in frames if f is not None])
+        doc = json.loads(row[1])
+        doc['turns'] = [SpeakerTurn(**t) for t in doc.get('turns', [])]
+        seg = SegmentInput(**doc, frames=[f for f in frames if f is not None])
         return QueuedInteraction(item_id=row[0], segment=seg, response=row[2], preemptions=row[3])
 
     def preempted(self, item_id: int) -> None:
