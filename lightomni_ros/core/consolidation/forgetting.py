@@ -60,15 +60,19 @@ class Forgetting:
     def __init__(self, memory: LongTermMemory) -> None:
         self.memory = memory
 
-    def face(self, face_id: str) -> ForgetResult:
-        """Forget a person: profile, avatar, face embedding, entries and S_g text mentioning them, their reminders."""
+    def face(self, face_id: str, names: Sequence[str] = (), broadcast: bool = True) -> ForgetResult:
+        """Forget a person: profile, avatar, face embedding, entries and S_g text mentioning them, their reminders.
+
+        ``names``: further words that name them (a forget announced by another robot of the fleet carries the name,
+        which may be unknown here). ``broadcast``: tell the backend, which makes the forget fleet-wide.
+        """
         if not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
         m = self.memory
         res = ForgetResult()
         with m.lock:
             p = prof.get(m.store, face_id)
-            words = [face_id] + ([p.name] if p and p.name else [])
+            words = list(dict.fromkeys([face_id] + ([p.name] if p and p.name else []) + [n for n in names if n]))
             pat = re.compile('|'.join(re.escape(w) if w.startswith('<') else rf'\b{re.escape(w)}\b' for w in words),
                              re.I)
             redacted: dict[int, list[Any]] = {KIND_SEMANTIC: [], KIND_EPISODIC: []}
@@ -100,6 +104,8 @@ class Forgetting:
                 res.removed_profiles = m.store.delete_profile(face_id)
                 res.redacted_profiles = self._scrub_profiles(pat)
                 m.store.bump('gallery.version')
+                if broadcast:
+                    m.entries.record_forget(face_id, words[1:])
             res.removed_vectors = m.entries.unindex(removed)
             for kind, rows in redacted.items():      # under new ids with fresh vectors: the old ones are gone
                 m.entries.add(kind, rows)
@@ -120,7 +126,7 @@ class Forgetting:
         res = ForgetResult()
         with m.lock:
             with m.store.transaction():
-                epi = set(parsed[KIND_EPISODIC])
+                epi = {m.entries.row_id(i) for i in parsed[KIND_EPISODIC]} - {None}
                 res.changed_state_nodes = self._redact_nodes(lambda r: r['episodic_id'] in epi, lambda _t: '')
                 for kind, ids in parsed.items():
                     res.removed_entries += m.entries.delete_rows(kind, ids)

@@ -22,6 +22,7 @@ import numpy as np
 from ..config import check_bundle, section
 from ..embedding import EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..memory import profiles as prof
+from ..memory.backend import ALL_ROBOTS, EntryFilter, SyncReport
 from ..memory.config import MemoryConfig
 from ..memory.entries import EntryIndex
 from ..memory.global_state import MergeTree
@@ -57,6 +58,25 @@ class QueryResult:
     episodic: list[tuple[EpisodicEntry, float]] = field(default_factory=list)
     profiles: list[prof.Profile] = field(default_factory=list)
     latency_ms: float = 0.0
+
+
+def entry_filters(own_robot: str, robot_ids: Sequence[str] = (), window_start: float = 0.0,
+                  window_end: float = 0.0) -> tuple[EntryFilter, EntryFilter]:
+    """(semantic, episodic) filters of a QueryMemory request.
+
+    No robot ids: semantic memory of every robot (the fleet shares it) and this robot's own episodic memory;
+    ``*`` among them: every robot for both; otherwise exactly those robots for both. A window bound of 0 is open.
+    """
+    start = window_start if window_start > 0 else None
+    end = window_end if window_end > 0 else None
+    if start is not None and end is not None and end < start:
+        raise RequestError('window_end is before window_start')
+    robots = [r for r in robot_ids if r]
+    if not robots:
+        return EntryFilter(None, start, end), EntryFilter((own_robot,), start, end)
+    if ALL_ROBOTS in robots:
+        return EntryFilter(None, start, end), EntryFilter(None, start, end)
+    return EntryFilter(tuple(robots), start, end), EntryFilter(tuple(robots), start, end)
 
 
 class ConsolidationRuntime:
@@ -148,11 +168,13 @@ class ConsolidationRuntime:
 
     # -- QueryMemory and Remember ----------------------------------------------------------------------------------
     def query(self, vector: Sequence[float] | None = None, text: str = '', k_semantic: int = 0, k_episodic: int = 0,
-              face_ids: Sequence[str] = (), embedder: str = '') -> QueryResult:
+              face_ids: Sequence[str] = (), embedder: str = '', robot_ids: Sequence[str] = (),
+              window_start: float = 0.0, window_end: float = 0.0) -> QueryResult:
         """Top semantic/episodic entries for a fused query vector (or the embedded text) plus profiles of faces.
 
         ``embedder`` names the embedder that made ``vector``; a vector from another embedder is refused (its
-        dimension may even match while its space does not).
+        dimension may even match while its space does not). ``robot_ids`` and the window filter what is searched
+        (:func:`entry_filters`).
         """
         t0 = time.perf_counter()
         m = self.memory
@@ -178,11 +200,12 @@ class ConsolidationRuntime:
             raise RequestError('give a query_vector, a query_text or face_ids')
         else:
             q = None
+        sem_filter, epi_filter = entry_filters(m.robot_id, robot_ids, window_start, window_end)
         out = QueryResult()
         with m.lock:
             if q is not None:
-                out.semantic = m.entries.search(KIND_SEMANTIC, q, ks)
-                out.episodic = m.entries.search(KIND_EPISODIC, q, ke)
+                out.semantic = m.entries.search(KIND_SEMANTIC, q, ks, sem_filter)
+                out.episodic = m.entries.search(KIND_EPISODIC, q, ke, epi_filter)
             # the people in view, and those the returned entries mention (so answers can name them)
             mentioned = [f for e, _ in out.semantic + out.episodic for f in e.face_ids]
             faces = list(dict.fromkeys(list(face_ids) + mentioned))
@@ -206,12 +229,13 @@ class ConsolidationRuntime:
         if end < start:
             raise RequestError('end is before start')
         with m.lock:
-            (eid,) = m.entries.add(KIND_SEMANTIC, [SemanticEntry(content, start, end, True, 0, list(face_ids))])
+            (eid,) = m.entries.add(KIND_SEMANTIC, [SemanticEntry(content, start, end, True, 0, list(face_ids),
+                                                                 robot_id=m.robot_id)])
         return eid
 
     # -- Forget, Export, Import ------------------------------------------------------------------------------------
     def forget_face(self, face_id: str) -> ForgetResult:
-        """Forget a person everywhere."""
+        """Forget a person everywhere (in a fleet: on every robot)."""
         return self.forgetting.face(face_id)
 
     def forget_entries(self, entry_ids: Sequence[str]) -> ForgetResult:
@@ -257,8 +281,12 @@ class ConsolidationRuntime:
         return self.memory.gallery_version()
 
     def apply_identity(self, face_id: str, embedding: Sequence[float] | None, backend: str, observations: int,
-                       avatar: bytes = b'', avatar_format: str = '') -> prof.Profile:
-        """New identity / embedding update reported by perception."""
+                       avatar: bytes = b'', avatar_format: str = '', new: bool = False) -> prof.Profile:
+        """New identity (``new``) / embedding update reported by perception.
+
+        A new identity whose id another robot of the fleet already gave someone is refused (two robots named two
+        people at once before either saw the other's gallery): the stored person keeps the id.
+        """
         if not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
         emb = np.asarray(embedding, np.float32) if embedding is not None and len(embedding) else None
@@ -266,9 +294,34 @@ class ConsolidationRuntime:
             raise RequestError('face embedding is not finite')
         m = self.memory
         with m.lock, m.store.transaction():
+            held = prof.get(m.store, face_id) if new else None
+            if held is not None and held.robot_id and held.robot_id != m.robot_id:
+                raise RequestError(f'{face_id} is already robot {held.robot_id}\'s identity for another person '
+                                   '(ids were taken at once); the gallery republished gives perception the next id')
             m.store.bump('gallery.version')
             return prof.apply_identity(m.store, face_id, emb, backend, observations, avatar, avatar_format,
-                                       m.clock())
+                                       m.clock(), m.robot_id)
+
+    # -- the fleet -------------------------------------------------------------------------------------------------
+    def sync(self) -> SyncReport:
+        """Exchange with the shared store (backend "milvus"; nothing to do when embedded).
+
+        Pushes the outbox in order, adopts profiles other robots changed and applies their forgets here (without
+        announcing them again). The caller publishes the gallery again when ``profiles_changed`` or ``forgotten``.
+        """
+        report = self.memory.entries.sync()
+        for face_id, names in report.forgotten:
+            if prof.valid_face_id(face_id):
+                self.forgetting.face(face_id, names, broadcast=False)
+        if report.profiles_changed:
+            with self.memory.lock, self.memory.store.transaction():
+                self.memory.store.bump('gallery.version')
+            self.memory.state_changed()
+        return report
+
+    def backend_name(self) -> str:
+        """``embedded`` or ``milvus``."""
+        return self.memory.entries.backend_name()
 
     # -- upkeep --------------------------------------------------------------------------------------------------
     def flush(self) -> None:
@@ -284,4 +337,4 @@ class ConsolidationRuntime:
         return self.memory.disk_bytes()
 
 
-__all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError']
+__all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError', 'entry_filters']
