@@ -159,19 +159,19 @@ class MilvusBackend(EntryIndex):
             self.remote = None
 
     # -- reads: own rows exactly from the local store, the fleet's from Milvus ---------------------------------------
-    def _others(self, filt: EntryFilter | None) -> tuple[bool, EntryFilter | None]:
-        """(whether this robot's rows pass ``filt``, and whether other robots' rows can)."""
+    def _scope(self, filt: EntryFilter | None) -> tuple[bool, bool]:
+        """(whether this robot's rows can pass ``filt``, whether other robots' rows can)."""
         mine = filt is None or filt.robots is None or self.robot_id in filt.robots
         others = filt is None or filt.robots is None or any(r != self.robot_id for r in filt.robots)
-        return mine, filt if others else None
+        return mine, others
 
     def search(self, kind: int, query: np.ndarray, k: int,
                filt: EntryFilter | None = None) -> list[tuple[Entry, float]]:
         """This robot's best entries (local, exact) merged with the best of the other robots (Milvus)."""
-        mine, others = self._others(filt)
+        mine, others = self._scope(filt)
         found = super().search(kind, query, k, filt) if mine else []
-        if others is not None and k > 0:
-            expr = filter_expr(others, exclude_robot=self.robot_id)
+        if others and k > 0:
+            expr = filter_expr(filt, exclude_robot=self.robot_id)
             found += self._remote_call(lambda r: r.search(kind, query, k, expr), [])
         found.sort(key=lambda es: -es[1])
         return found[:k]
@@ -199,10 +199,10 @@ class MilvusBackend(EntryIndex):
 
     def count(self, kind: int, filt: EntryFilter | None = None) -> int:
         """Entries in this robot's view: its own (local) and the other robots' (Milvus, when reachable)."""
-        mine, others = self._others(filt)
+        mine, others = self._scope(filt)
         n = self.local_count(kind, filt) if mine else 0
-        if others is not None:
-            n += self._remote_call(lambda r: r.count(KIND_NAMES[kind], filter_expr(others, self.robot_id)), 0)
+        if others:
+            n += self._remote_call(lambda r: r.count(KIND_NAMES[kind], filter_expr(filt, self.robot_id)), 0)
         return n
 
     # -- writes to other robots' rows go through the outbox ----------------------------------------------------------
