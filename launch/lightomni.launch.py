@@ -15,21 +15,9 @@ from launch_ros.actions import LifecycleNode
 from launch_ros.substitutions import FindPackageShare
 
 
-def generate_launch_description():
-    """Declare the arguments and the three nodes."""
-    config_dir = LaunchConfiguration('config_dir')
-    namespace = LaunchConfiguration('namespace')
-    autostart = LaunchConfiguration('autostart')
-
-    def node(name, executable, extra_remaps=()):
-        return LifecycleNode(
-            package='lightomni_ros', executable=executable, name=name, namespace=namespace,
-            parameters=[PathJoinSubstitution([config_dir, name + '.yaml']),
-                        {'models.models_dir': LaunchConfiguration('models_dir')}],
-            remappings=list(extra_remaps), autostart=autostart, output='screen',
-            condition=IfCondition(LaunchConfiguration('with_' + name)))
-
-    return LaunchDescription([
+def arguments():
+    """The launch arguments of the graph."""
+    return [
         DeclareLaunchArgument('namespace', default_value='lightomni', description='namespace of the node graph'),
         DeclareLaunchArgument('config_dir', default_value=PathJoinSubstitution([FindPackageShare('lightomni_ros'),
                                                                                 'config']),
@@ -45,7 +33,25 @@ def generate_launch_description():
         DeclareLaunchArgument('with_perception', default_value='true', choices=['true', 'false']),
         DeclareLaunchArgument('with_reflex', default_value='true', choices=['true', 'false']),
         DeclareLaunchArgument('with_consolidation', default_value='true', choices=['true', 'false']),
-        node('consolidation', 'consolidation_node'),
+    ]
+
+
+def nodes(consolidation_params=None):
+    """The three lifecycle nodes; ``consolidation_params`` overrides parameters of the consolidation node."""
+    config_dir = LaunchConfiguration('config_dir')
+    namespace = LaunchConfiguration('namespace')
+    autostart = LaunchConfiguration('autostart')
+
+    def node(name, executable, extra_remaps=(), extra_params=None):
+        return LifecycleNode(
+            package='lightomni_ros', executable=executable, name=name, namespace=namespace,
+            parameters=[PathJoinSubstitution([config_dir, name + '.yaml']),
+                        {'models.models_dir': LaunchConfiguration('models_dir'), **(extra_params or {})}],
+            remappings=list(extra_remaps), autostart=autostart, output='screen',
+            condition=IfCondition(LaunchConfiguration('with_' + name)))
+
+    return [
+        node('consolidation', 'consolidation_node', extra_params=consolidation_params),
         node('perception', 'perception_node', [
             ('camera/image_raw', LaunchConfiguration('camera_topic')),
             ('camera/image_raw/compressed', [LaunchConfiguration('camera_topic'), '/compressed']),
@@ -53,4 +59,9 @@ def generate_launch_description():
             ('text_input', LaunchConfiguration('text_topic')),
         ]),
         node('reflex', 'reflex_node'),
-    ])
+    ]
+
+
+def generate_launch_description():
+    """Declare the arguments and the three nodes."""
+    return LaunchDescription(arguments() + nodes())

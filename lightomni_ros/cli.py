@@ -25,6 +25,7 @@ VERBS = {
     'demo': 'lightomni_ros.eval.demo',
     'train': 'lightomni_ros.train.cli',
     'eval': 'lightomni_ros.train.eval_heads',
+    'memory': 'lightomni_ros.tools.memory_cli',
 }
 
 

@@ -219,3 +219,56 @@ def test_token_authentication_passes_through(tmp_path, embedder, monkeypatch):
         rep = good.sync()
         assert rep.connected and rep.backlog == 0 and 'Milvus' not in rep.error
         good.close()
+
+
+def test_migrate_to_milvus_and_back_resumable_and_verified(tmp_path, embedder, monkeypatch):
+    from lightomni_ros.core.memory import migration
+    from lightomni_ros.core.memory.milvus_store import MilvusStore
+    from lightomni_ros.cli import main
+
+    src = ConsolidationRuntime(ConsolidationConfigs(
+        memory=MemoryConfig(memory_dir=str(tmp_path / 'src'), k=3),
+        consolidation=ConsolidationConfig(timezone='UTC')), embedder=embedder)
+    src.apply_identity('<face_0>', face(0), 'dlib', 4, b'jpeg-bytes', 'jpeg', new=True)
+    for i, fact in enumerate(FACTS, 1):
+        src.enqueue(topic(i, semantic=[fact], face_ids=['<face_0>'] if i % 2 else []))
+    src.process_all()
+    src.remember('the manager is called Rosa')
+    before = src.query(text='what is the wifi password?', k_semantic=2, k_episodic=2)
+    counts = {k: src.entries.count(k) for k in (KIND_SEMANTIC, KIND_EPISODIC)}
+    sg = len(src.store.sg_rows(live_only=False))
+    src.close()
+    uri = str(tmp_path / 'fleet.db')
+    cfg = MemoryConfig(backend='milvus', milvus_uri=uri, robot_id='r1', fleet_id='mig')
+    monkeypatch.setattr(migration, 'BATCH', 3)
+    calls = {'n': 0}
+    real = MilvusStore.upsert_entries
+
+    def flaky(self, kind, rows):       # the connection drops in the middle of the episodic table
+        calls['n'] += 1
+        if kind == KIND_EPISODIC and calls['n'] == 5:
+            raise ConnectionError('server went away')
+        return real(self, kind, rows)
+    monkeypatch.setattr(MilvusStore, 'upsert_entries', flaky)
+    with pytest.raises(ConnectionError):
+        migration.to_milvus(tmp_path / 'src', cfg, progress=False)
+    report = migration.to_milvus(tmp_path / 'src', cfg, progress=False)     # resumes
+    assert report.ok, report.checks
+    assert report.copied['profiles'] == 0 and report.copied['episodic'] < counts[KIND_EPISODIC]
+    by = {c.table: c for c in report.checks}
+    assert by['semantic'].target_rows == counts[KIND_SEMANTIC] and by['episodic'].target_rows == counts[KIND_EPISODIC]
+    assert by['sg_nodes'].target_rows == sg and by['profiles'].target_rows == 1
+    # and back into a new folder, through the command line
+    rc = main(['memory', 'migrate', '--to', 'local', str(tmp_path / 'back'), '--from', uri, '--robot-id', 'r1',
+               '--fleet-id', 'mig', '--no-progress'])
+    assert rc == 0
+    back = ConsolidationRuntime(ConsolidationConfigs(
+        memory=MemoryConfig(memory_dir=str(tmp_path / 'back'), k=3),
+        consolidation=ConsolidationConfig(timezone='UTC')), embedder=embedder)
+    after = back.query(text='what is the wifi password?', k_semantic=2, k_episodic=2)
+    assert [(e.content, e.id) for e, _ in after.semantic] == [(e.content, e.id) for e, _ in before.semantic]
+    assert [e.script() for e, _ in after.episodic] == [e.script() for e, _ in before.episodic]
+    assert back.profiles()[0].avatar == b'jpeg-bytes' and len(back.global_state().nodes) > 0
+    assert main(['memory', 'migrate', '--to', 'local', str(tmp_path / 'back'), '--from', uri, '--robot-id', 'r1',
+                 '--fleet-id', 'mig', '--no-progress']) == 0     # a second run finds everything there already
+    back.close()

@@ -77,13 +77,15 @@ def free_port() -> int:
 class MilvusServer:
     """One Milvus standalone process with its own data folder; restartable on the same ports and data."""
 
-    def __init__(self, data_dir: str | os.PathLike, *, session_ttl_s: int = 5, authorization: bool = False,
-                 tls: dict[str, str] | None = None) -> None:
+    def __init__(self, data_dir: str | os.PathLike, *, port: int = 0, session_ttl_s: int = 5,
+                 authorization: bool = False, tls: dict[str, str] | None = None) -> None:
         self.base = pathlib.Path(data_dir).resolve()
         self.session_ttl_s = session_ttl_s
         self.authorization = authorization
         self.tls = tls or {}
         self.ports = {name: free_port() for name in _PORTS}
+        if port:
+            self.ports['proxy_port'] = port
         self.metrics_port = free_port()
         self.etcd_peer_port = free_port()
         self.proc: subprocess.Popen | None = None

@@ -309,10 +309,12 @@ class MilvusStore:
 
 
 # -- rows <-> records ----------------------------------------------------------------------------------------------
-def entry_row(kind: int, e: SemanticEntry | EpisodicEntry, vector: np.ndarray, robot: str) -> dict[str, Any]:
-    """The Milvus row of an entry (its id already the public id)."""
+def entry_row(kind: int, e: SemanticEntry | EpisodicEntry, vector: np.ndarray, robot: str,
+              normalize: bool = True) -> dict[str, Any]:
+    """The Milvus row of an entry (its id already the public id; the vector L2-normalised unless told not to)."""
     v = np.asarray(vector, np.float32)
-    v = v / max(float(np.linalg.norm(v)), 1e-12)
+    if normalize:
+        v = v / max(float(np.linalg.norm(v)), 1e-12)
     row: dict[str, Any] = {'id': int(e.id), 'robot': robot, 'start': float(e.start), 'end': float(e.end),
                            'source_segment': int(e.source_segment), 'face_ids': list(e.face_ids)[:FACES_MAX],
                            'vector': v.tolist()}
