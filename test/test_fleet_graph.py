@@ -17,6 +17,7 @@ import time
 
 import pytest
 from builtin_interfaces.msg import Time
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
 from harness import wait_for
 from test_perception_node import MEDIA, params_file
 
@@ -164,11 +165,18 @@ def _fleet(spawn, ros, domain_id, tmp_path, server):
     # -- the server killed during a stream of Topics into A, then restarted: every memory arrives once -------------
     topics = ros.node.create_publisher(Topic, f'{A}/topics', RELIABLE_QOS)
     wait_for(lambda: topics.get_subscription_count(), 20, what='A subscribed to topics')
+    diags = ros.collect(DiagnosticArray, '/diagnostics')
+
+    def backlog_warned():
+        return [st for d in diags for st in d.status if 'Milvus unreachable' in st.message and
+                any(kv.key == 'outbox_backlog' and int(kv.value) > 0 for kv in st.values)]
     n = 24
     for i in range(1, n + 1):
         if i == 9:
             server.kill()
         if i == 17:
+            warned = wait_for(backlog_warned, 60, interval=0.5, what='a diagnostics WARN with the outbox backlog')
+            assert warned[-1].level == DiagnosticStatus.WARN and 'outbox backlog' in warned[-1].message
             server.start()
         topics.publish(Topic(segment_id=100 + i, start=Time(sec=T0 + 30 * i), end=Time(sec=T0 + 30 * i + 25),
                              visual='the lobby', audio=f'delivery number {i} arrived at gate {i % 5}',

@@ -15,7 +15,8 @@ Figures (and ``--json`` keys):
   merges and profile updates); ``disk_bytes_per_entry``: memory folder bytes per stored entry of that run.
 
 ``--backend milvus`` compares the two memory backends instead (one run, same vectors, same queries): ``backend``,
-``insert_per_s`` (entries written through the backend until they are in Milvus: local store + outbox + sync),
+``insert_per_s`` at the largest size and ``insert_per_s_by_size`` (entries written through the backend until they
+are in Milvus: local store + outbox + sync),
 ``query_p50_ms`` / ``query_p99_ms`` by size (``1e4``, ``1e5``; ``--memory-sizes`` for others) of QueryMemory
 in-process on a second robot of the fleet (every row comes from Milvus), and ``embedded.*``: the same figures for
 the embedded backend (queries on the robot that wrote the rows). Without ``--milvus-uri`` a Milvus standalone server
@@ -331,7 +332,7 @@ def bench_backends(report: Report, sizes: list[int], work: pathlib.Path, embedde
                 faiss.omp_set_num_threads(os.cpu_count() or 1)
                 rate = _fill(writer, n, rng)
                 faiss.omp_set_num_threads(1)
-                report.figure(f'{prefix}insert_per_s.{key}', round(rate, 1), 'entries/s')
+                report.figure(f'{prefix}insert_per_s_by_size.{key}', round(rate, 1), 'entries/s')
                 reader = writer
                 if backend == 'milvus':
                     reader = ConsolidationRuntime(ConsolidationConfigs(
@@ -352,7 +353,7 @@ def bench_backends(report: Report, sizes: list[int], work: pathlib.Path, embedde
         last = f'{sizes[-1]:.0e}'.replace('+0', '').replace('+', '')
         for prefix in ('', 'embedded.'):
             node = report.figures[prefix[:-1]] if prefix else report.figures
-            report.figure(f'{prefix}insert_per_s', node['insert_per_s'][last], 'entries/s', f'at {last}')
+            report.figure(f'{prefix}insert_per_s', node['insert_per_s_by_size'][last], 'entries/s', f'at {last}')
     finally:
         if server is not None:
             server.stop()

@@ -55,6 +55,10 @@ class EntryIndex(MemoryBackend):
         self.embedder = embedder
         self.robot_id = cfg.robot_id
         self.slot = 0
+        # whether a kind holds rows of other robots (a store migrated from a fleet): when not, a filter on this
+        # robot alone lets everything through and the search stays a plain index search
+        self._foreign = {kind: self.db.execute(f"SELECT 1 FROM {KIND_NAMES[kind]} WHERE robot_id != '' LIMIT 1")
+                         .fetchone() is not None for kind in KINDS_BOTH}
         self._changes = 0
         self.indexes: dict[int, VectorIndex] = {}
         self.check_embedder()
@@ -165,12 +169,13 @@ class EntryIndex(MemoryBackend):
         """'' for this robot's own rows (what single-robot stores always held)."""
         return '' if not robot_id or robot_id == self.robot_id else robot_id
 
-    def _where(self, filt: EntryFilter | None) -> tuple[str, list[Any]]:
+    def _where(self, filt: EntryFilter | None, kind: int | None = None) -> tuple[str, list[Any]]:
         """SQL condition and arguments of a filter ('' when it lets everything through)."""
         if filt is None or filt.is_open:
             return '', []
         cond, args = [], []
-        if filt.robots is not None:
+        only_own = kind is not None and not self._foreign[kind]
+        if filt.robots is not None and not (only_own and (self.robot_id in filt.robots or '' in filt.robots)):
             robots = sorted({self._robot_column(r) for r in filt.robots})
             cond.append(f'robot_id IN ({",".join("?" * len(robots))})' if robots else '0')
             args += robots
@@ -209,6 +214,7 @@ class EntryIndex(MemoryBackend):
         table = KIND_NAMES[kind]
         vals: dict[str, Any] = {'start': e.start, 'end': e.end, 'source_segment': e.source_segment,
                                 'vector': vec_to_blob(v), 'robot_id': self._robot_column(e.robot_id)}
+        self._foreign[kind] = self._foreign[kind] or bool(vals['robot_id'])
         if e.id and self.row_id(e.id):
             vals['id'] = self.row_id(e.id)
         if kind == KIND_SEMANTIC:
@@ -260,7 +266,7 @@ class EntryIndex(MemoryBackend):
         if k <= 0 or not self.indexes[kind].ntotal:
             return []
         allowed = None
-        where, args = self._where(filt)
+        where, args = self._where(filt, kind)
         if where:  # resolved in SQLite, then searched exactly among those ids
             allowed = np.fromiter((r[0] for r in self.db.execute(f'SELECT id FROM {KIND_NAMES[kind]} WHERE {where}',
                                                                  args)), np.int64)
@@ -367,7 +373,7 @@ class EntryIndex(MemoryBackend):
 
     def local_count(self, kind: int, filt: EntryFilter | None = None) -> int:
         """Number of entries of ``kind`` (that pass ``filt``) in this robot's store."""
-        where, args = self._where(filt)
+        where, args = self._where(filt, kind)
         return int(self.db.execute(f'SELECT count(*) FROM {KIND_NAMES[kind]}' + (f' WHERE {where}' if where else ''),
                                    args).fetchone()[0])
 

@@ -31,7 +31,7 @@ import numpy as np
 from .config import MemoryConfig
 from .entries import ROW_MASK, SLOT_SHIFT
 from .milvus_store import (PROFILE_FIELDS, ROW_FIELDS, SG_FIELDS, MilvusStore, entry_from_row, entry_row,
-                           profile_from_row, profile_row, robot_slot)
+                           profile_from_row, profile_row, robot_slot, sg_row)
 from .profiles import from_row as profile_from_sqlite, save as save_profile
 from .store import KIND_EPISODIC, KIND_NAMES, KIND_SEMANTIC, EpisodicEntry, SemanticEntry, Store
 
@@ -135,7 +135,7 @@ class LocalRows:
             while rows := self.db.execute('SELECT * FROM sg_nodes WHERE id > ? ORDER BY id LIMIT ?',
                                           (last, BATCH)).fetchall():
                 last = rows[-1]['id']
-                yield last, [self.sg_row(r) for r in rows]
+                yield last, [sg_row(r, self.public(r['id']), self.robot_id) for r in rows]
             return
         kind = KIND_SEMANTIC if table == 'semantic' else KIND_EPISODIC
         while rows := self.db.execute(f'SELECT * FROM {table} WHERE id > ? AND {self._own()} ORDER BY id LIMIT ?',
@@ -158,14 +158,6 @@ class LocalRows:
         return EpisodicEntry(start=r['start'], end=r['end'], visual=r['visual'], audio=r['audio'],
                              response=r['response'], raw_refs=json.loads(r['raw_refs']),
                              source_segment=r['source_segment'], face_ids=sorted(faces), id=self.public(r['id']))
-
-    def sg_row(self, r: sqlite3.Row) -> dict[str, Any]:
-        """An S_g node in the fleet's row format."""
-        return {'id': self.public(r['id']), 'robot': self.robot_id, 'level': int(r['level']),
-                'start': float(r['start']), 'end': float(r['end']), 'first_segment': int(r['first_segment']),
-                'last_segment': int(r['last_segment']), 'text': r['text'], 'children': r['children'],
-                'face_ids': r['face_ids'], 'producer': r['producer'], 'live': bool(r['live']),
-                'parent': int(r['parent'] or 0), 'episodic_id': int(r['episodic_id'] or 0)}
 
 
 def _remote_expr(table: str, robot_id: str) -> str:

@@ -36,8 +36,8 @@ from .backend import Entry, EntryFilter, SyncReport
 from .config import MemoryConfig
 from .entries import EntryIndex
 from .milvus_store import (MilvusStore, MilvusUnavailable, entry_row, filter_expr, merge_profiles,
-                           profile_from_row, profile_row, robot_slot)
-from .store import KIND_EPISODIC, KIND_NAMES, KIND_SEMANTIC, SemanticEntry, Store
+                           profile_from_row, profile_row, robot_slot, sg_row)
+from .store import KIND_EPISODIC, KIND_NAMES, KIND_SEMANTIC, SemanticEntry, Store, chunks
 
 log = logging.getLogger('lightomni.memory')
 # pymilvus logs every failed call at ERROR; the node reports the backend's state once per period instead
@@ -261,34 +261,30 @@ class MilvusBackend(EntryIndex):
     def _materialize(self, ops: list[Any]) -> list[tuple[str, str, Any]]:
         """Each outbox operation with what it writes, read now from the local store (the latest state wins)."""
         work: list[tuple[str, str, Any]] = []
+        rows: dict[str, dict[int, dict[str, Any]]] = {}
+        for tbl, k in (('semantic', KIND_SEMANTIC), ('episodic', KIND_EPISODIC)):   # one read per table
+            keys = sorted({int(op['key']) for op in ops if op['tbl'] == tbl and op['op'] == 'put'})
+            entries = super().get(k, [self.public_id(i) for i in keys])
+            vecs = {r[0]: r[1] for chunk in chunks(keys, 500) for r in self.db.execute(
+                f'SELECT id, vector FROM {tbl} WHERE id IN ({",".join("?" * len(chunk))})', chunk)}
+            rows[tbl] = {self.row_id(e.id): entry_row(k, e, np.frombuffer(vecs[self.row_id(e.id)], '<f4'),
+                                                      e.robot_id or self.robot_id)
+                         for e in entries.values() if vecs.get(self.row_id(e.id)) is not None}
         for op in ops:
             tbl, key, kind = op['tbl'], op['key'], op['op']
             if kind in ('extend', 'forget', 'del_public'):
                 work.append((kind, tbl, (key, json.loads(op['payload'] or '{}'))))
             elif tbl in ('semantic', 'episodic'):
-                k = KIND_SEMANTIC if tbl == 'semantic' else KIND_EPISODIC
-                row = self.db.execute(f'SELECT vector FROM {tbl} WHERE id=?', (int(key),)).fetchone()
-                got = super().get(k, [self.public_id(int(key))])
-                if got and row is not None and row['vector'] is not None:
-                    e = next(iter(got.values()))
-                    work.append(('put', tbl, entry_row(k, e, np.frombuffer(row['vector'], '<f4'),
-                                                       e.robot_id or self.robot_id)))
-                else:
-                    work.append(('del', tbl, self.public_id(int(key))))
+                row = rows[tbl].get(int(key))
+                work.append(('put', tbl, row) if row is not None else ('del', tbl, self.public_id(int(key))))
             elif tbl == 'sg_nodes':
                 r = self.db.execute('SELECT * FROM sg_nodes WHERE id=?', (int(key),)).fetchone()
-                work.append(('put', tbl, self._sg_row(r)) if r is not None else ('del', tbl, self.public_id(int(key))))
+                work.append(('put', tbl, sg_row(r, self.public_id(r['id']), self.robot_id)) if r is not None
+                            else ('del', tbl, self.public_id(int(key))))
             elif tbl == 'profiles':
                 p = prof.get(self.store, key)
                 work.append(('profile', tbl, (key, p)))
         return work
-
-    def _sg_row(self, r: Any) -> dict[str, Any]:
-        return {'id': self.public_id(r['id']), 'robot': self.robot_id, 'level': int(r['level']),
-                'start': float(r['start']), 'end': float(r['end']), 'first_segment': int(r['first_segment']),
-                'last_segment': int(r['last_segment']), 'text': r['text'], 'children': r['children'],
-                'face_ids': r['face_ids'], 'producer': r['producer'], 'live': bool(r['live']),
-                'parent': int(r['parent'] or 0), 'episodic_id': int(r['episodic_id'] or 0)}
 
     def _push(self, remote: MilvusStore, work: list[tuple[str, str, Any]], report: SyncReport) -> None:
         """Apply materialized operations in order; runs of plain upserts/deletes of one collection go as one call."""

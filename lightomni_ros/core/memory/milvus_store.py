@@ -328,6 +328,14 @@ def entry_row(kind: int, e: SemanticEntry | EpisodicEntry, vector: np.ndarray, r
     return row
 
 
+def sg_row(r: Any, public_id: int, robot: str) -> dict[str, Any]:
+    """The Milvus row of an S_g node (a store row; children and parents keep the robot's own node ids)."""
+    return {'id': int(public_id), 'robot': robot, 'level': int(r['level']), 'start': float(r['start']),
+            'end': float(r['end']), 'first_segment': int(r['first_segment']), 'last_segment': int(r['last_segment']),
+            'text': r['text'], 'children': r['children'], 'face_ids': r['face_ids'], 'producer': r['producer'],
+            'live': bool(r['live']), 'parent': int(r['parent'] or 0), 'episodic_id': int(r['episodic_id'] or 0)}
+
+
 def entry_from_row(kind: int, r: dict[str, Any]) -> SemanticEntry | EpisodicEntry:
     """A memory record from a Milvus row."""
     faces = sorted(r.get('face_ids') or [])
@@ -385,6 +393,6 @@ def merge_profiles(remote: Profile, local: Profile) -> Profile:
                    segments_since_update=local.segments_since_update, robot_id=remote.robot_id or local.robot_id)
 
 
-__all__ = ['MilvusStore', 'MilvusUnavailable', 'robot_slot', 'filter_expr', 'client_options', 'entry_row',
+__all__ = ['MilvusStore', 'MilvusUnavailable', 'robot_slot', 'filter_expr', 'client_options', 'entry_row', 'sg_row',
            'entry_from_row', 'profile_row', 'profile_from_row', 'merge_profiles', 'TOKEN_ENV', 'ROW_FIELDS',
            'PROFILE_FIELDS', 'SG_FIELDS', 'PAD']
