@@ -272,3 +272,41 @@ def test_migrate_to_milvus_and_back_resumable_and_verified(tmp_path, embedder, m
     assert main(['memory', 'migrate', '--to', 'local', str(tmp_path / 'back'), '--from', uri, '--robot-id', 'r1',
                  '--fleet-id', 'mig', '--no-progress']) == 0     # a second run finds everything there already
     back.close()
+
+
+def _certs(folder):
+    """A CA and a server certificate for 127.0.0.1/localhost signed by it (openssl CLI)."""
+    import shutil
+    if not shutil.which('openssl'):
+        pytest.skip('openssl CLI not found')
+    folder.mkdir()
+
+    def ssl(*args):
+        subprocess.run(['openssl', *args], cwd=folder, check=True, capture_output=True)
+    for name in ('ca', 'other_ca'):
+        ssl('req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', f'{name}.key', '-out', f'{name}.pem',
+            '-days', '2', '-subj', f'/CN={name}')
+    ssl('req', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'server.key', '-out', 'server.csr', '-subj', '/CN=localhost')
+    (folder / 'ext.cnf').write_text('subjectAltName=DNS:localhost,IP:127.0.0.1\n')
+    ssl('x509', '-req', '-in', 'server.csr', '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out',
+        'server.pem', '-days', '2', '-extfile', 'ext.cnf')
+    return folder
+
+
+def test_tls_options_pass_through(tmp_path, embedder):
+    from lightomni_ros.tools.milvus_server import MilvusServer
+    certs = _certs(tmp_path / 'certs')
+    tls = {'mode': '1', 'server_pem': str(certs / 'server.pem'), 'server_key': str(certs / 'server.key'),
+           'ca_pem': str(certs / 'ca.pem')}
+    with MilvusServer(tmp_path / 'tls', tls=tls) as srv:
+        assert srv.uri.startswith('https://')
+        wrong = robot(tmp_path, embedder, 'a', srv.uri, milvus_ca_pem=str(certs / 'other_ca.pem'),
+                      milvus_server_name='localhost', milvus_timeout_s=3.0)
+        assert not wrong.sync().connected            # a certificate the given CA did not sign is refused
+        wrong.close()
+        good = robot(tmp_path, embedder, 'b', srv.uri, milvus_ca_pem=str(certs / 'ca.pem'),
+                     milvus_server_name='localhost', milvus_timeout_s=5.0)
+        good.remember('the spa opens at nine')
+        rep = good.sync()
+        assert rep.connected and rep.backlog == 0, rep
+        good.close()
