@@ -211,7 +211,8 @@ def test_token_authentication_passes_through(tmp_path, embedder, monkeypatch):
     from lightomni_ros.tools.milvus_server import MilvusServer
     with MilvusServer(tmp_path / 'auth', authorization=True) as srv:
         bad = robot(tmp_path, embedder, 'a', srv.uri, milvus_token='root:wrong', milvus_timeout_s=3.0)
-        assert not bad.sync().connected
+        rep = bad.sync()
+        assert not rep.connected and rep.error and 'root:wrong' not in rep.error   # the reason, never the token
         bad.close()
         monkeypatch.setenv('LIGHTOMNI_MILVUS_TOKEN', 'root:Milvus')   # the server's default credentials
         good = robot(tmp_path, embedder, 'b', srv.uri, milvus_timeout_s=5.0)

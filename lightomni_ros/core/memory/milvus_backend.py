@@ -36,7 +36,7 @@ from .backend import Entry, EntryFilter, SyncReport
 from .config import MemoryConfig
 from .entries import EntryIndex
 from .milvus_store import (MilvusStore, MilvusUnavailable, entry_row, filter_expr, merge_profiles,
-                           profile_from_row, profile_row, robot_slot, sg_row)
+                           profile_from_row, profile_row, redact, robot_slot, safe_uri, sg_row)
 from .store import KIND_EPISODIC, KIND_NAMES, KIND_SEMANTIC, SemanticEntry, Store, chunks
 
 log = logging.getLogger('lightomni.memory')
@@ -94,7 +94,7 @@ class MilvusBackend(EntryIndex):
         self._connect()
         if self.remote is None:
             log.warning('Milvus at %s unreachable (%s): working from the local store; %d outbox operations wait',
-                        cfg.milvus_uri, self.last_error, self.backlog())
+                        safe_uri(cfg.milvus_uri), self.last_error, self.backlog())
 
     def backend_name(self) -> str:
         """``milvus``."""
@@ -127,7 +127,7 @@ class MilvusBackend(EntryIndex):
         """Work locally for a while (backing off to 30 s) and forget the client: a restarted server needs a new one."""
         self._failures += 1
         self._down_until = time.monotonic() + min(30.0, self.cfg.sync_period_s * 2 ** min(self._failures, 5))
-        self.last_error = _describe(e)
+        self.last_error = redact(_describe(e), self.cfg)
         if self.remote is not None:
             self.remote.close()
             self.remote = None

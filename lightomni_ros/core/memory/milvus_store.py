@@ -23,6 +23,7 @@ import base64
 import json
 import logging
 import os
+import re
 import zlib
 from typing import Any, Iterable, Sequence
 
@@ -87,6 +88,19 @@ def filter_expr(filt: EntryFilter | None, exclude_robot: str = '') -> str:
     if filt is not None and filt.start is not None:
         cond.append(f'end >= {float(filt.start)!r}')
     return ' and '.join(cond)
+
+
+def safe_uri(uri: str) -> str:
+    """The URI without credentials written into it (``https://user:password@host``), for logs."""
+    return re.sub(r'//[^/@]*@', '//***@', uri)
+
+
+def redact(text: str, cfg: MemoryConfig) -> str:
+    """Text (an error message) with the configured credentials cut out."""
+    for secret in (cfg.milvus_token, os.environ.get(TOKEN_ENV, '')):
+        if secret:
+            text = text.replace(secret, '***')
+    return re.sub(r'//[^/@\s]*@', '//***@', text)
 
 
 def client_options(cfg: MemoryConfig) -> dict[str, Any]:
@@ -395,4 +409,5 @@ def merge_profiles(remote: Profile, local: Profile) -> Profile:
 
 __all__ = ['MilvusStore', 'MilvusUnavailable', 'robot_slot', 'filter_expr', 'client_options', 'entry_row', 'sg_row',
            'entry_from_row', 'profile_row', 'profile_from_row', 'merge_profiles', 'TOKEN_ENV', 'ROW_FIELDS',
+           'safe_uri', 'redact',
            'PROFILE_FIELDS', 'SG_FIELDS', 'PAD']
