@@ -172,7 +172,7 @@ class MilvusServer:
         self._end(signal.SIGKILL)
 
     def stop(self) -> None:
-        """SIGTERM, then SIGKILL after 20 s."""
+        """SIGTERM, then SIGKILL after 10 s."""
         self._end(signal.SIGTERM)
 
     def _end(self, sig: int) -> None:
@@ -180,7 +180,7 @@ class MilvusServer:
             return
         try:
             os.killpg(self.proc.pid, sig)
-            self.proc.wait(20)
+            self.proc.wait(10)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait(10)
