@@ -188,6 +188,9 @@ class ConsolidationNode(LifecycleNode):
             self._wake.wait(min(0.5, period))
             self._wake.clear()
             while not self._stop.is_set():
+                if time.monotonic() >= next_sync:  # also between Topics: a backlog must not hold the fleet back
+                    next_sync = time.monotonic() + period
+                    self._sync()
                 try:
                     if not rt.process_next():
                         break
@@ -195,11 +198,6 @@ class ConsolidationNode(LifecycleNode):
                     self.diag.warn('consolidate', f'{type(e).__name__}: {e}')
                     self._stop.wait(1.0)
                     break
-                if time.monotonic() >= next_sync:
-                    break  # a long backlog must not hold the fleet exchange back
-            if time.monotonic() >= next_sync and not self._stop.is_set():
-                next_sync = time.monotonic() + period
-                self._sync()
 
     def _sync(self) -> None:
         """Exchange with the fleet's store (nothing to do with the embedded backend) and report its state."""
