@@ -7,6 +7,7 @@ Works under ``ros2 launch lightomni_ros lightomni.launch.py`` on a ROS 2 install
 camera, microphone and text topics plug in without code changes. With ``respawn:=true`` a node that dies is started
 again after ``respawn_delay`` seconds; with ``autostart:=true`` every start of a node's process (the first and each
 respawn) is followed by configure and, once inactive, activate, so the graph comes back without a human.
+``fleet.launch.py`` reuses :func:`arguments` and :func:`nodes` with fleet memory.
 """
 
 from launch import LaunchDescription
@@ -22,35 +23,9 @@ from launch_ros.substitutions import FindPackageShare
 from lifecycle_msgs.msg import Transition
 
 
-def generate_launch_description():
-    """Declare the arguments, the three nodes and their start-up transitions."""
-    config_dir = LaunchConfiguration('config_dir')
-    namespace = LaunchConfiguration('namespace')
-    autostart = IfCondition(LaunchConfiguration('autostart'))
-
-    def node(name, executable, extra_remaps=()):
-        enabled = IfCondition(LaunchConfiguration('with_' + name))
-        action = LifecycleNode(
-            package='lightomni_ros', executable=executable, name=name, namespace=namespace,
-            parameters=[PathJoinSubstitution([config_dir, name + '.yaml']),
-                        {'models.models_dir': LaunchConfiguration('models_dir')}],
-            remappings=list(extra_remaps), output='screen', condition=enabled,
-            respawn=LaunchConfiguration('respawn'), respawn_delay=LaunchConfiguration('respawn_delay'))
-
-        def change(transition_id):
-            return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(action),
-                                               transition_id=transition_id))
-        # launch_ros's `autostart` runs once; these handlers run on every process start, respawns included
-        return [action,
-                RegisterEventHandler(OnProcessStart(target_action=action,
-                                                    on_start=[change(Transition.TRANSITION_CONFIGURE)]),
-                                     condition=autostart),
-                RegisterEventHandler(OnStateTransition(target_lifecycle_node=action, start_state='configuring',
-                                                       goal_state='inactive',
-                                                       entities=[change(Transition.TRANSITION_ACTIVATE)]),
-                                     condition=autostart)]
-
-    return LaunchDescription([
+def arguments():
+    """The launch arguments of the graph."""
+    return [
         DeclareLaunchArgument('namespace', default_value='lightomni', description='namespace of the node graph'),
         DeclareLaunchArgument('config_dir', default_value=PathJoinSubstitution([FindPackageShare('lightomni_ros'),
                                                                                 'config']),
@@ -70,7 +45,39 @@ def generate_launch_description():
         DeclareLaunchArgument('with_perception', default_value='true', choices=['true', 'false']),
         DeclareLaunchArgument('with_reflex', default_value='true', choices=['true', 'false']),
         DeclareLaunchArgument('with_consolidation', default_value='true', choices=['true', 'false']),
-        *node('consolidation', 'consolidation_node'),
+    ]
+
+
+def nodes(consolidation_params=None):
+    """The three lifecycle nodes with their start-up transitions; ``consolidation_params`` overrides parameters."""
+    config_dir = LaunchConfiguration('config_dir')
+    namespace = LaunchConfiguration('namespace')
+    autostart = IfCondition(LaunchConfiguration('autostart'))
+
+    def node(name, executable, extra_remaps=(), extra_params=None):
+        enabled = IfCondition(LaunchConfiguration('with_' + name))
+        action = LifecycleNode(
+            package='lightomni_ros', executable=executable, name=name, namespace=namespace,
+            parameters=[PathJoinSubstitution([config_dir, name + '.yaml']),
+                        {'models.models_dir': LaunchConfiguration('models_dir'), **(extra_params or {})}],
+            remappings=list(extra_remaps), output='screen', condition=enabled,
+            respawn=LaunchConfiguration('respawn'), respawn_delay=LaunchConfiguration('respawn_delay'))
+
+        def change(transition_id):
+            return EmitEvent(event=ChangeState(lifecycle_node_matcher=matches_action(action),
+                                               transition_id=transition_id))
+        # launch_ros's `autostart` runs once; these handlers run on every process start, respawns included
+        return [action,
+                RegisterEventHandler(OnProcessStart(target_action=action,
+                                                    on_start=[change(Transition.TRANSITION_CONFIGURE)]),
+                                     condition=autostart),
+                RegisterEventHandler(OnStateTransition(target_lifecycle_node=action, start_state='configuring',
+                                                       goal_state='inactive',
+                                                       entities=[change(Transition.TRANSITION_ACTIVATE)]),
+                                     condition=autostart)]
+
+    return [
+        *node('consolidation', 'consolidation_node', extra_params=consolidation_params),
         *node('perception', 'perception_node', [
             ('camera/image_raw', LaunchConfiguration('camera_topic')),
             ('camera/image_raw/compressed', [LaunchConfiguration('camera_topic'), '/compressed']),
@@ -78,4 +85,9 @@ def generate_launch_description():
             ('text_input', LaunchConfiguration('text_topic')),
         ]),
         *node('reflex', 'reflex_node'),
-    ])
+    ]
+
+
+def generate_launch_description():
+    """Declare the arguments, the three nodes and their start-up transitions."""
+    return LaunchDescription(arguments() + nodes())

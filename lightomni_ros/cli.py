@@ -26,6 +26,7 @@ VERBS = {
     'train': 'lightomni_ros.train.cli',
     'eval': 'lightomni_ros.train.eval_heads',
     'doctor': 'lightomni_ros.doctor.cli',
+    'memory': 'lightomni_ros.tools.memory_cli',
 }
 
 

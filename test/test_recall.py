@@ -57,9 +57,9 @@ def test_summary_questions_are_told_apart() -> None:
 
 def test_window_query_returns_only_that_window(agent) -> None:
     start, end = DAY + 5 * 3600, DAY + 12 * 3600
-    r = agent.memory.query(text='what happened?', k_episodic=10, window=(start, end))
+    r = agent.memory.query(text='what happened?', k_episodic=10, window_start=start, window_end=end)
     assert {e.source_segment for e, _ in r.episodic} == {2, 3}
-    r = agent.memory.query(text='what happened?', k_episodic=10, window=(start, end), chronological=True)
+    r = agent.memory.query(text='what happened?', k_episodic=10, window_start=start, window_end=end, chronological=True)
     assert [e.source_segment for e, _ in r.episodic] == [2, 3]                   # in time order
     assert {e.source_segment for e, _ in agent.memory.query(text='printer', k_episodic=10).episodic} == {1, 2, 3, 4}
 

@@ -103,8 +103,8 @@ class RuntimeMemory:
         """Top entries and profiles; a malformed request gives an empty result with the reason, like the service."""
         try:
             r = self.memory.query(list(np.asarray(q.vector, np.float32).ravel()) or None, q.text, q.k_semantic,
-                                  q.k_episodic, list(q.face_ids), q.embedder, window=(q.window_start, q.window_end),
-                                  chronological=q.chronological)
+                                  q.k_episodic, list(q.face_ids), q.embedder, window_start=q.window_start,
+                                  window_end=q.window_end, chronological=q.chronological)
         except RequestError as e:
             return Retrieved(error=f'query_memory failed: {e}')
         tz = self.memory.memory.tz
@@ -165,20 +165,23 @@ class LightOmni:
         self._sleep_free_at = 0.0
         self._id = 0
         self._reminders_checked = float('-inf')
+        self._synced = float('-inf')
         self.sleep_seconds = 0.0        # wall time spent in sleep-time memory passes
         self.perception: PerceptionRuntime | None = None
         if perception:
             state_dir = pathlib.Path(c.consolidation.memory.memory_dir).expanduser()
             self.perception = PerceptionRuntime(c.perception, state_path=state_dir / 'perception_state.json',
                                                 audio_dir=c.perception.segments.audio_dir or state_dir / 'segments')
-            self.perception.load_profiles([GalleryEntry(face_id=p.face_id, embedding=p.embedding,
-                                                        observations=p.observations, backend=p.embedding_backend,
-                                                        name=p.name)
-                                           for p in self.memory.profiles() if p.embedding is not None],
-                                          self.memory.gallery_version())
+            self.perception.load_profiles(self._gallery(), self.memory.gallery_version())
             self._sync_voices()
         log.info('LightOmni ready in %.1f s: backbone %s, memory %s', time.perf_counter() - t0,
                  self.engine.backbone.describe().get('name'), self.memory.memory.dir)
+
+    def _gallery(self) -> list[GalleryEntry]:
+        """The stored face identities, as the consolidation node publishes them."""
+        return [GalleryEntry(face_id=p.face_id, embedding=p.embedding, observations=p.observations,
+                             backend=p.embedding_backend, name=p.name)
+                for p in self.memory.profiles() if p.embedding is not None]
 
     # -- state ------------------------------------------------------------------------------------------------------
     def _state_changed(self) -> None:
@@ -202,6 +205,14 @@ class LightOmni:
                 ev.reminders.append(r)
                 ev.actions.append(AgentAction.of(self.reflex.reminder(r.id, r.text), SOURCE_REMINDER, 0.0,
                                                  self.now, 0.0))
+        # the fleet exchange, as the consolidation node's worker runs it (nothing to do with the embedded backend)
+        if self.now - self._synced >= self.cfg.consolidation.memory.sync_period_s:
+            self._synced = self.now
+            fleet = self.memory.sync()
+            if self.perception is not None and (fleet.forgotten or fleet.profiles_changed or fleet.conflicts):
+                for face_id, _ in fleet.forgotten:      # what faces/forgotten and faces/gallery carry in the graph
+                    self.perception.forget(face_id)
+                self.perception.sync_gallery(self._gallery(), self.memory.gallery_version())
         if self.perception is not None and segments:
             seg = self.perception.tick(self.now)
             if seg is not None:

@@ -194,10 +194,15 @@ class ConsolidationNode(LifecycleNode):
     # -- worker ----------------------------------------------------------------------------------------------------
     def _work(self) -> None:
         rt = self.rt
+        period = self.cfg.memory.sync_period_s
+        next_sync = 0.0
         while not self._stop.is_set():
-            self._wake.wait(0.5)
+            self._wake.wait(min(0.5, period))
             self._wake.clear()
             while not self._stop.is_set():
+                if time.monotonic() >= next_sync:  # also between Topics: a backlog must not hold the fleet back
+                    next_sync = time.monotonic() + period
+                    self._sync()
                 try:
                     if not rt.process_next():
                         break
@@ -207,6 +212,29 @@ class ConsolidationNode(LifecycleNode):
                     self.diag.warn('consolidate', f'{type(e).__name__}: {e}')
                     self._stop.wait(1.0)
                     break
+
+    def _sync(self) -> None:
+        """Exchange with the fleet's store (nothing to do with the embedded backend) and report its state."""
+        try:
+            report = self.rt.sync()
+        except Exception as e:  # noqa: BLE001 - e.g. a fleet configuration error found late: say so, keep going
+            self.diag.warn('fleet', f'{type(e).__name__}: {e}')
+            return
+        if not report.shared:
+            return
+        self.diag.set('outbox_backlog', report.backlog)
+        self.diag.set('fleet_connected', report.connected)
+        if not report.connected:
+            self.diag.warn('fleet', f'Milvus unreachable ({report.error}); working locally, outbox backlog '
+                                    f'{report.backlog}')
+        for face_id in report.conflicts:
+            self.diag.warn('identity', f'{face_id} was given to another person by another robot first: this '
+                                       'robot\'s copy now follows the fleet')
+        for face_id, _ in report.forgotten:
+            self.get_logger().info(f'{face_id} was forgotten by another robot of the fleet: forgotten here too')
+            self._pub_forgotten.publish(FaceIdentity(op=FaceIdentity.OP_FORGET, face_id=face_id))
+        if report.forgotten or report.profiles_changed or report.conflicts:
+            self._publish_gallery()
 
     def _on_topic(self, msg: Topic) -> None:
         start = from_time(msg.start)
@@ -262,7 +290,7 @@ class ConsolidationNode(LifecycleNode):
             return
         try:
             self.rt.apply_identity(msg.face_id, list(msg.embedding), msg.embedding_backend, msg.observations,
-                                   bytes(msg.avatar.data), msg.avatar.format)
+                                   bytes(msg.avatar.data), msg.avatar.format, new=msg.op == FaceIdentity.OP_NEW)
         except Exception as e:  # noqa: BLE001 - RequestError for bad input, anything else reported the same way
             self.diag.warn('identity', f'{msg.face_id}: {e}')
             return
@@ -307,6 +335,7 @@ class ConsolidationNode(LifecycleNode):
                 self.diag.set(key, getattr(s, key))
             self.diag.set('producer', ','.join(f'{k}={v}' for k, v in sorted(s.last_producer.items())))
             self.diag.set('embedder', rt.embedder_id)
+            self.diag.set('backend', rt.backend_name())
 
     # -- publishing --------------------------------------------------------------------------------------------------
     def _state_msg(self, max_tokens: int = 0) -> GlobalState:
@@ -360,8 +389,8 @@ class ConsolidationNode(LifecycleNode):
 
     def _query(self, req: QueryMemory.Request, resp: QueryMemory.Response) -> None:
         r = self.rt.query(list(req.query_vector) or None, req.query_text, req.k_semantic, req.k_episodic,
-                          list(req.face_ids), req.embedder, chronological=req.chronological,
-                          window=(from_time(req.window_start), from_time(req.window_end)))
+                          list(req.face_ids), req.embedder, list(req.robot_ids), from_time(req.window_start),
+                          from_time(req.window_end), req.chronological)
         tz = self.rt.memory.tz
         resp.semantic = [entry_msg(e, s, tz) for e, s in r.semantic]
         resp.episodic = [entry_msg(e, s, tz) for e, s in r.episodic]

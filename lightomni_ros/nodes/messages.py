@@ -192,7 +192,8 @@ def profile_msg(p: prof.Profile, brief: bool = False) -> Profile:
 def entry_msg(e: SemanticEntry | EpisodicEntry, score: float, tz: Any) -> MemoryEntry:
     """A stored entry -> MemoryEntry (``content`` rendered with its span, as the reflex core reads it)."""
     m = MemoryEntry(id=e.id, start=to_time(e.start), end=to_time(e.end), content=e.render(tz),
-                    source_segment=max(0, int(e.source_segment)), face_ids=list(e.face_ids), score=float(score))
+                    source_segment=max(0, int(e.source_segment)), face_ids=list(e.face_ids), score=float(score),
+                    robot_id=e.robot_id)
     if isinstance(e, SemanticEntry):
         m.kind, m.pinned = MemoryEntry.KIND_SEMANTIC, e.pinned
     else:

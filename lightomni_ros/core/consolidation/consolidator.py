@@ -178,7 +178,8 @@ class Consolidator:
             leaf = SgNode(id=0, level=0, start=t.start, end=t.end, first_segment=t.segment_id,
                           last_segment=t.segment_id, text=epi.script(), face_ids=sorted(set(t.face_ids)))
             leaf.id = m.store.add_sg_node(0, t.start, t.end, t.segment_id, t.segment_id, leaf.text,
-                                          face_ids=leaf.face_ids, episodic_id=epi_id, producer=t.producer)
+                                          face_ids=leaf.face_ids, episodic_id=m.entries.row_id(epi_id),
+                                          producer=t.producer)
             for face in dict.fromkeys(t.face_ids):
                 if not prof.valid_face_id(face):
                     continue

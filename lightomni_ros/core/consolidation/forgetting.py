@@ -114,14 +114,19 @@ class Forgetting:
         self.memory = memory
         self.files = files or RawFiles([])
 
-    def face(self, face_id: str) -> ForgetResult:
-        """Forget a person: profile, avatar, face embedding, voices, entries and S_g text naming them, reminders."""
+    def face(self, face_id: str, names: Sequence[str] = (), broadcast: bool = True) -> ForgetResult:
+        """Forget a person: profile, avatar, face embedding, voices, entries and S_g text naming them, reminders.
+
+        ``names``: further words that name them (a forget announced by another robot of the fleet carries the name,
+        which may be unknown here). ``broadcast``: tell the backend, which makes the forget fleet-wide.
+        """
         if not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
         with self.memory.lock:
             p = prof.get(self.memory.store, face_id)
             voices = [v.voice_id for v in vox.list_all(self.memory.store, face_id)]
-            return self._person(face_id, voices + ([p.name] if p and p.name else []), voices)
+            return self._person(face_id, voices + ([p.name] if p and p.name else []) + [n for n in names if n], voices,
+                                broadcast)
 
     def voice(self, voice_id: str) -> ForgetResult:
         """Forget a voice heard without a face: its identity and what memory says it said."""
@@ -133,12 +138,16 @@ class Forgetting:
                 return self.face(v.face_id)     # a voice with a face is that person: forget them whole
             return self._person(voice_id, [v.name] if v is not None and v.name else [], [voice_id])
 
-    def _person(self, face_id: str, also: list[str], voice_ids: list[str]) -> ForgetResult:
-        """Forget everything that names ``face_id`` (a face or voice id) or any of ``also`` (voices, a name)."""
+    def _person(self, face_id: str, also: list[str], voice_ids: list[str], broadcast: bool = True) -> ForgetResult:
+        """Forget everything that names ``face_id`` (a face or voice id) or any of ``also`` (voices, a name).
+
+        ``broadcast``: the backend makes it fleet-wide, with the names but not the voice ids (those are this robot's:
+        another robot's ``<voice_3>`` is someone else).
+        """
         m = self.memory
         res = ForgetResult()
         with m.lock:
-            words = [face_id] + also
+            words = list(dict.fromkeys([face_id] + also))
             pat = re.compile('|'.join(re.escape(w) if w.startswith('<') else rf'\b{re.escape(w)}\b' for w in words),
                              re.I)
             files: list[str] = []
@@ -178,6 +187,8 @@ class Forgetting:
                 m.store.add_tombstone(m.clock(), words=words)
                 m.store.bump('gallery.version')
                 m.store.bump('voices.version')
+                if broadcast:
+                    m.entries.record_forget(face_id, [w for w in words[1:] if not w.startswith('<')])
             res.removed_vectors = m.entries.unindex(removed)
             for kind, rows in redacted.items():      # under new ids with fresh vectors: the old ones are gone
                 m.entries.add(kind, rows)
@@ -200,7 +211,7 @@ class Forgetting:
         with m.lock:
             files = [r for e in m.entries.get(KIND_EPISODIC, parsed[KIND_EPISODIC]).values() for r in e.raw_refs]
             with m.store.transaction():
-                epi = set(parsed[KIND_EPISODIC])
+                epi = {m.entries.row_id(i) for i in parsed[KIND_EPISODIC]} - {None}
                 res.changed_state_nodes = self._redact_nodes(lambda r: r['episodic_id'] in epi, lambda _t: '')
                 for kind, ids in parsed.items():
                     res.removed_entries += m.entries.delete_rows(kind, ids)

@@ -25,6 +25,7 @@ from ..config import check_bundle, section
 from ..embedding import EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..memory import profiles as prof
 from ..memory import voices as vox
+from ..memory.backend import ALL_ROBOTS, EntryFilter, SyncReport
 from ..memory.config import MemoryConfig
 from ..memory.entries import EntryIndex
 from ..memory.global_state import MergeTree
@@ -80,6 +81,27 @@ class QueryResult:
     episodic: list[tuple[EpisodicEntry, float]] = field(default_factory=list)
     profiles: list[prof.Profile] = field(default_factory=list)
     latency_ms: float = 0.0
+
+
+def entry_filters(own_robot: str, robot_ids: Sequence[str] = (), window_start: float = 0.0,
+                  window_end: float = 0.0) -> tuple[EntryFilter, EntryFilter]:
+    """(semantic, episodic) filters of a QueryMemory request.
+
+    No robot ids: semantic memory of every robot (the fleet shares it) and this robot's own episodic memory;
+    ``*`` among them: every robot for both; otherwise exactly those robots for both. A window bound of 0 is open.
+    """
+    if not (math.isfinite(window_start) and math.isfinite(window_end)):
+        raise RequestError(f'window [{window_start}, {window_end}] is not a time span')
+    start = window_start if window_start > 0 else None
+    end = window_end if window_end > 0 else None
+    if start is not None and end is not None and end < start:
+        raise RequestError('window_end is before window_start')
+    robots = [r for r in robot_ids if r]
+    if not robots:
+        return EntryFilter(None, start, end), EntryFilter((own_robot,), start, end)
+    if ALL_ROBOTS in robots:
+        return EntryFilter(None, start, end), EntryFilter(None, start, end)
+    return EntryFilter(tuple(robots), start, end), EntryFilter(tuple(robots), start, end)
 
 
 class ConsolidationRuntime:
@@ -181,18 +203,14 @@ class ConsolidationRuntime:
 
     # -- QueryMemory and Remember ----------------------------------------------------------------------------------
     def query(self, vector: Sequence[float] | None = None, text: str = '', k_semantic: int = 0, k_episodic: int = 0,
-              face_ids: Sequence[str] = (), embedder: str = '', window: tuple[float, float] = (0.0, 0.0),
-              chronological: bool = False) -> QueryResult:
+              face_ids: Sequence[str] = (), embedder: str = '', robot_ids: Sequence[str] = (),
+              window_start: float = 0.0, window_end: float = 0.0, chronological: bool = False) -> QueryResult:
         """Top semantic/episodic entries for a fused query vector (or the embedded text) plus profiles of faces.
 
         ``embedder`` names the embedder that made ``vector``; a vector from another embedder is refused (its
-        dimension may even match while its space does not). ``window`` (start, end; (0, 0): none) keeps only entries
-        that overlap it; ``chronological`` then lists the window's episodic entries in time order.
+        dimension may even match while its space does not). ``robot_ids`` and the window filter what is searched
+        (:func:`entry_filters`); with a window, ``chronological`` lists the window's episodic entries in time order.
         """
-        start, end = float(window[0]), float(window[1])
-        has_window = bool(start or end)
-        if has_window and not (math.isfinite(start) and math.isfinite(end) and end >= start):
-            raise RequestError(f'window [{start}, {end}] is not a time span')
         t0 = time.perf_counter()
         m = self.memory
         ks = k_semantic or self.cfg.consolidation.k_semantic
@@ -217,16 +235,16 @@ class ConsolidationRuntime:
             raise RequestError('give a query_vector, a query_text or face_ids')
         else:
             q = None
+        sem_filter, epi_filter = entry_filters(m.robot_id, robot_ids, window_start, window_end)
         out = QueryResult()
         with m.lock:
             if q is not None:
                 who = vox.speakers(m.store)
-                if has_window:
-                    sem = m.entries.search_window(KIND_SEMANTIC, q, ks, start, end)
-                    epi = m.entries.in_order(KIND_EPISODIC, ke, start, end) if chronological else \
-                        m.entries.search_window(KIND_EPISODIC, q, ke, start, end)
+                sem = m.entries.search(KIND_SEMANTIC, q, ks, sem_filter)
+                if chronological and (epi_filter.start is not None or epi_filter.end is not None):
+                    epi = m.entries.in_order(KIND_EPISODIC, ke, epi_filter)
                 else:
-                    sem, epi = m.entries.search(KIND_SEMANTIC, q, ks), m.entries.search(KIND_EPISODIC, q, ke)
+                    epi = m.entries.search(KIND_EPISODIC, q, ke, epi_filter)
                 out.semantic = [(_resolved(e, who), s) for e, s in sem]
                 out.episodic = [(_resolved(e, who), s) for e, s in epi]
             # the people in view, and those the returned entries mention (so answers can name them)
@@ -253,12 +271,13 @@ class ConsolidationRuntime:
         if end < start:
             raise RequestError('end is before start')
         with m.lock:
-            (eid,) = m.entries.add(KIND_SEMANTIC, [SemanticEntry(content, start, end, True, 0, list(face_ids))])
+            (eid,) = m.entries.add(KIND_SEMANTIC, [SemanticEntry(content, start, end, True, 0, list(face_ids),
+                                                                 robot_id=m.robot_id)])
         return eid
 
     # -- Forget, Export, Import ------------------------------------------------------------------------------------
     def forget_face(self, face_id: str) -> ForgetResult:
-        """Forget a person everywhere."""
+        """Forget a person everywhere (in a fleet: on every robot)."""
         return self.forgetting.face(face_id)
 
     def forget_voice(self, voice_id: str) -> ForgetResult:
@@ -320,16 +339,45 @@ class ConsolidationRuntime:
         return self.memory.gallery_version()
 
     def apply_identity(self, face_id: str, embedding: Sequence[float] | None, backend: str, observations: int,
-                       avatar: bytes = b'', avatar_format: str = '') -> prof.Profile:
-        """New identity / embedding update reported by perception."""
+                       avatar: bytes = b'', avatar_format: str = '', new: bool = False) -> prof.Profile:
+        """New identity (``new``) / embedding update reported by perception.
+
+        A new identity whose id another robot of the fleet already gave someone is refused (two robots named two
+        people at once before either saw the other's gallery): the stored person keeps the id.
+        """
         if not prof.valid_face_id(face_id):
             raise RequestError(f'face id must look like <face_N>: {face_id!r}')
         emb = _embedding(embedding, 'face')
         m = self.memory
         with m.lock, m.store.transaction():
+            held = prof.get(m.store, face_id) if new else None
+            if held is not None and held.robot_id and held.robot_id != m.robot_id:
+                raise RequestError(f'{face_id} is already robot {held.robot_id}\'s identity for another person '
+                                   '(ids were taken at once); the gallery republished gives perception the next id')
             m.store.bump('gallery.version')
             return prof.apply_identity(m.store, face_id, emb, backend, observations, avatar, avatar_format,
-                                       m.clock())
+                                       m.clock(), m.robot_id)
+
+    # -- the fleet -------------------------------------------------------------------------------------------------
+    def sync(self) -> SyncReport:
+        """Exchange with the shared store (backend "milvus"; nothing to do when embedded).
+
+        Pushes the outbox in order, adopts profiles other robots changed and applies their forgets here (without
+        announcing them again). The caller publishes the gallery again when ``profiles_changed`` or ``forgotten``.
+        """
+        report = self.memory.entries.sync()
+        for face_id, names in report.forgotten:
+            if prof.valid_face_id(face_id):
+                self.forgetting.face(face_id, names, broadcast=False)
+        if report.profiles_changed:
+            with self.memory.lock, self.memory.store.transaction():
+                self.memory.store.bump('gallery.version')
+            self.memory.state_changed()
+        return report
+
+    def backend_name(self) -> str:
+        """``embedded`` or ``milvus``."""
+        return self.memory.entries.backend_name()
 
     def voices(self) -> list[vox.VoiceRecord]:
         """Stored voice identities."""
@@ -391,4 +439,5 @@ def _resolved(e: SemanticEntry | EpisodicEntry, who: dict[str, str]) -> Semantic
     return dataclasses.replace(e, audio=resolve_voices(e.audio, who))
 
 
-__all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError', 'Receipt', 'memory_key']
+__all__ = ['ConsolidationRuntime', 'ConsolidationConfigs', 'QueryResult', 'RequestError', 'Receipt', 'memory_key',
+           'entry_filters']

@@ -7,6 +7,10 @@ index file is loaded when it matches the store (embedder, deletion counter; rows
 caught up) and rebuilt otherwise; when the text embedder changed since the vectors were written, every entry is
 re-embedded. Deleting entries removes their rows and vectors and bumps the kind's deletion counter, so a saved index
 that still holds them is never trusted again. Not thread-safe by itself: the consolidation runtime serialises access.
+
+This is the embedded :class:`~lightomni_ros.core.memory.backend.MemoryBackend`; the Milvus backend extends it (the
+robot's own rows stay here first). Ids given and returned are public ids: the row id, with the robot's fleet slot in
+the high bits when :attr:`EntryIndex.slot` is set (0 in a single-robot store, where both are the same).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..embedding import TextEmbedder
+from .backend import Entry, EntryFilter, MemoryBackend
 from .config import MemoryConfig
 from .store import (KIND_EPISODIC, KIND_NAMES, KIND_SEMANTIC, EpisodicEntry, SemanticEntry, Store, chunks,
                     normalize, vec_to_blob)
@@ -28,10 +33,10 @@ from .vectors import VectorIndex, load as load_index
 
 log = logging.getLogger('lightomni.memory')
 
-Entry = SemanticEntry | EpisodicEntry
 KINDS_BOTH = (KIND_SEMANTIC, KIND_EPISODIC)
-#: a window with more entries than this is searched in the index (deeper, then filtered) instead of exactly
-WINDOW_EXACT_MAX = 50_000
+#: a public id holds the robot's fleet slot above these bits and the row id below
+SLOT_SHIFT = 40
+ROW_MASK = (1 << SLOT_SHIFT) - 1
 
 
 def entry_text(e: Entry) -> str:
@@ -39,7 +44,7 @@ def entry_text(e: Entry) -> str:
     return e.content if isinstance(e, SemanticEntry) else e.script()
 
 
-class EntryIndex:
+class EntryIndex(MemoryBackend):
     """M_s and M_e: entry rows in the store and one vector index per kind."""
 
     def __init__(self, store: Store, folder: pathlib.Path, cfg: MemoryConfig, embedder: TextEmbedder, *,
@@ -50,6 +55,12 @@ class EntryIndex:
         self.dir = folder
         self.cfg = cfg
         self.embedder = embedder
+        self.robot_id = cfg.robot_id
+        self.slot = 0
+        # whether a kind holds rows of other robots (a store migrated from a fleet): when not, a filter on this
+        # robot alone lets everything through and the search stays a plain index search
+        self._foreign = {kind: self.db.execute(f"SELECT 1 FROM {KIND_NAMES[kind]} WHERE robot_id != '' LIMIT 1")
+                         .fetchone() is not None for kind in KINDS_BOTH}
         self._changes = 0
         self.indexes: dict[int, VectorIndex] = {}
         self.check_embedder()
@@ -71,7 +82,7 @@ class EntryIndex:
         current = f'{self.embedder.name}/{self.embedder.dim}'
         if stored == current:
             return
-        if stored and (self.count(KIND_SEMANTIC) or self.count(KIND_EPISODIC)):
+        if stored and (self.local_count(KIND_SEMANTIC) or self.local_count(KIND_EPISODIC)):
             log.warning('text embedder changed (%s -> %s): re-embedding all entries', stored, current)
             for kind in KINDS_BOTH:
                 entries = list(self.all_entries(kind))
@@ -80,7 +91,8 @@ class EntryIndex:
                     vecs = self.embedder.embed([entry_text(e) for e in batch])
                     with self.store.transaction():
                         self.db.executemany(f'UPDATE {KIND_NAMES[kind]} SET vector=? WHERE id=?',
-                                            [(v.astype('<f4').tobytes(), e.id) for e, v in zip(batch, vecs)])
+                                            [(v.astype('<f4').tobytes(), self.row_id(e.id))
+                                             for e, v in zip(batch, vecs)])
                 self._index_path(kind).unlink(missing_ok=True)
         with self.store.transaction():
             self.store.set_meta('embedder', current)
@@ -94,7 +106,7 @@ class EntryIndex:
             if side.get('embedder') == self.embedder.name and str(side.get('deletions')) == deletions:
                 for ids, vecs in self.vectors(kind, after_id=int(side.get('max_id', 0))):
                     index.add(ids, vecs)
-                if index.ntotal == self.count(kind):
+                if index.ntotal == self.local_count(kind):
                     return index
             log.warning('%s index does not match the store; rebuilding it from SQLite', KIND_NAMES[kind])
         return self.rebuild(kind)
@@ -144,17 +156,53 @@ class EntryIndex:
         """Bytes of the index files."""
         return sum(p.stat().st_size for p in self.dir.glob('*.faiss*'))
 
+    # -- public ids ----------------------------------------------------------------------------------------------
+    def public_id(self, row_id: int) -> int:
+        """The id a row is known by outside (the fleet slot in the high bits)."""
+        return (self.slot << SLOT_SHIFT) | int(row_id) if self.slot else int(row_id)
+
+    def row_id(self, public_id: int) -> int | None:
+        """The local row id of a public id; None for another robot's entry."""
+        public_id = int(public_id)
+        if not self.slot:
+            return public_id
+        return public_id & ROW_MASK if public_id >> SLOT_SHIFT == self.slot else None
+
+    def _rows(self, ids: Sequence[int]) -> list[int]:
+        return [r for r in (self.row_id(i) for i in ids) if r is not None]
+
+    def _robot_column(self, robot_id: str) -> str:
+        """'' for this robot's own rows (what single-robot stores always held)."""
+        return '' if not robot_id or robot_id == self.robot_id else robot_id
+
+    def _where(self, filt: EntryFilter | None, kind: int | None = None) -> tuple[str, list[Any]]:
+        """SQL condition and arguments of a filter ('' when it lets everything through)."""
+        if filt is None or filt.is_open:
+            return '', []
+        cond, args = [], []
+        only_own = kind is not None and not self._foreign[kind]
+        if filt.robots is not None and not (only_own and (self.robot_id in filt.robots or '' in filt.robots)):
+            robots = sorted({self._robot_column(r) for r in filt.robots})
+            cond.append(f'robot_id IN ({",".join("?" * len(robots))})' if robots else '0')
+            args += robots
+        if filt.end is not None:
+            cond.append('start <= ?')
+            args.append(filt.end)
+        if filt.start is not None:
+            cond.append('end >= ?')
+            args.append(filt.start)
+        return ' AND '.join(cond), args
+
     # -- writing -------------------------------------------------------------------------------------------------
     def add(self, kind: int, entries: Sequence[Entry], vectors: np.ndarray | None = None) -> list[int]:
-        """Store entries with their vectors (embedded here when not given); return their ids."""
+        """Store entries with their vectors (embedded here when not given); return their public ids."""
         if not entries:
             return []
         if vectors is None:
             vectors = self.embedder.embed([entry_text(e) for e in entries])
         with self.store.transaction():
-            ids = [self._insert(kind, e, v) for e, v in zip(entries, vectors)]
-        self.indexes[kind].add(np.array(ids), np.vstack(vectors))
-        self._changed(len(ids))
+            ids = self.add_rows(kind, entries, vectors)
+        self.index_rows(kind, ids, list(vectors))
         return ids
 
     def add_rows(self, kind: int, entries: Sequence[Entry], vectors: np.ndarray) -> list[int]:
@@ -164,27 +212,30 @@ class EntryIndex:
     def index_rows(self, kind: int, ids: Sequence[int], vectors: Sequence[np.ndarray]) -> None:
         """Add the vectors of rows committed by :meth:`add_rows`."""
         if ids:
-            self.indexes[kind].add(np.array(list(ids)), np.vstack(list(vectors)))
+            self.indexes[kind].add(np.array([self.row_id(i) for i in ids]), np.vstack(list(vectors)))
             self._changed(len(ids))
 
     def _insert(self, kind: int, e: Entry, v: np.ndarray) -> int:
-        """One row (keeping ``e.id`` when set: a backup restored with its ids)."""
+        """One row (keeping ``e.id`` when set: a backup restored with its ids); return its public id."""
         table = KIND_NAMES[kind]
         vals: dict[str, Any] = {'start': e.start, 'end': e.end, 'source_segment': e.source_segment,
-                                'vector': vec_to_blob(v)}
-        if e.id:
-            vals['id'] = e.id
+                                'vector': vec_to_blob(v), 'robot_id': self._robot_column(e.robot_id)}
+        self._foreign[kind] = self._foreign[kind] or bool(vals['robot_id'])
+        if e.id and self.row_id(e.id):
+            vals['id'] = self.row_id(e.id)
         if kind == KIND_SEMANTIC:
             vals.update(content=e.content, norm=normalize(e.content), pinned=int(e.pinned), mentions=e.mentions)
         else:
             vals.update(visual=e.visual, audio=e.audio, response=e.response, raw_refs=json.dumps(list(e.raw_refs)))
-        e.id = self.store.insert_row(table, vals)
+        row = self.store.insert_row(table, vals)
         self.db.executemany(f'INSERT OR IGNORE INTO {table}_faces(entry_id, face_id) VALUES(?, ?)',
-                            [(e.id, f) for f in dict.fromkeys(e.face_ids) if f])
+                            [(row, f) for f in dict.fromkeys(e.face_ids) if f])
+        e.id = self.public_id(row)
         return e.id
 
     def extend_semantic(self, entry_id: int, start: float, end: float, face_ids: Sequence[str] = ()) -> None:
         """A fact met again: widen its span to include [start, end], count the mention, add faces."""
+        entry_id = self.row_id(entry_id)
         with self.store.transaction():
             self.db.execute('UPDATE semantic SET start=min(start, ?), end=max(end, ?), mentions=mentions+1 '
                             'WHERE id=?', (start, end, entry_id))
@@ -193,10 +244,11 @@ class EntryIndex:
 
     def delete_rows(self, kind: int, ids: Sequence[int]) -> int:
         """Delete rows inside the caller's transaction (face links cascade); their vectors go with :meth:`unindex`."""
+        ids = self._rows(ids)
         if not ids:
             return 0
         n = 0
-        for chunk in chunks([int(i) for i in ids], 500):
+        for chunk in chunks(ids, 500):
             n += self.db.execute(f'DELETE FROM {KIND_NAMES[kind]} WHERE id IN ({",".join("?" * len(chunk))})',
                                  chunk).rowcount
         self.store.bump(f'{KIND_NAMES[kind]}.deletions')
@@ -204,7 +256,7 @@ class EntryIndex:
 
     def unindex(self, removed: dict[int, list[int]]) -> int:
         """Remove the vectors of deleted rows; return how many were in the indexes."""
-        return sum(self.indexes[kind].remove(ids) for kind, ids in removed.items() if ids)
+        return sum(self.indexes[kind].remove(self._rows(ids)) for kind, ids in removed.items() if ids)
 
     def delete(self, kind: int, ids: Sequence[int]) -> int:
         """Delete entries and their vectors; return how many rows existed."""
@@ -214,60 +266,36 @@ class EntryIndex:
         return n
 
     # -- reading -------------------------------------------------------------------------------------------------
-    def search(self, kind: int, query: np.ndarray, k: int) -> list[tuple[Entry, float]]:
-        """The ``k`` entries of ``kind`` closest to ``query`` (cosine), best first."""
+    def search(self, kind: int, query: np.ndarray, k: int,
+               filt: EntryFilter | None = None) -> list[tuple[Entry, float]]:
+        """The ``k`` entries of ``kind`` that pass ``filt`` closest to ``query`` (cosine), best first."""
         if k <= 0 or not self.indexes[kind].ntotal:
             return []
-        scores, ids = self.indexes[kind].search(np.asarray(query, np.float32)[None], k)
-        found = self.get(kind, [int(i) for i in ids[0] if i >= 0])
-        return [(found[int(i)], float(s)) for s, i in zip(scores[0], ids[0]) if int(i) in found]
+        allowed = None
+        where, args = self._where(filt, kind)
+        if where:  # resolved in SQLite, then searched exactly among those ids
+            allowed = np.fromiter((r[0] for r in self.db.execute(f'SELECT id FROM {KIND_NAMES[kind]} WHERE {where}',
+                                                                 args)), np.int64)
+        scores, ids = self.indexes[kind].search(np.asarray(query, np.float32)[None], k, allowed)
+        rows = [int(i) for i in ids[0] if i >= 0]
+        found = self.get(kind, [self.public_id(i) for i in rows])
+        return [(found[self.public_id(i)], float(s)) for s, i in zip(scores[0], ids[0])
+                if i >= 0 and self.public_id(i) in found]
 
-    def search_window(self, kind: int, query: np.ndarray, k: int, start: float,
-                      end: float) -> list[tuple[Entry, float]]:
-        """The ``k`` entries of ``kind`` overlapping [start, end] closest to ``query``, best first.
+    def in_order(self, kind: int, k: int, filt: EntryFilter | None = None) -> list[tuple[Entry, float]]:
+        """The entries of ``kind`` that pass ``filt`` in time order, at most ``k`` spread evenly over them (score 0).
 
-        Exact: the window's vectors are read from SQLite and scored here (a window holds hours or days of entries,
-        not the whole memory); past ``WINDOW_EXACT_MAX`` entries the index is searched deeper and filtered.
+        Read from the local store: a fleet's episodic memory is each robot's own, so a robot's window is there.
         """
-        ids = self.ids_in_range(kind, start, end)
-        if k <= 0 or not ids:
-            return []
-        q = np.asarray(query, np.float32)
-        if len(ids) > WINDOW_EXACT_MAX:
-            hits = self.search(kind, q, min(len(ids), 50 * k))
-            return [(e, s) for e, s in hits if e.end >= start and e.start <= end][:k]
-        vids, vecs = self._vectors_of(kind, ids)
-        if not len(vids):
-            return []
-        scores = vecs @ q
-        best = np.argsort(-scores)[:k]
-        found = self.get(kind, [int(vids[i]) for i in best])
-        return [(found[int(vids[i])], float(scores[i])) for i in best if int(vids[i]) in found]
-
-    def in_order(self, kind: int, k: int, start: float, end: float) -> list[tuple[Entry, float]]:
-        """The entries of ``kind`` overlapping [start, end] in time order, at most ``k`` spread evenly (score 0)."""
-        rows = self.db.execute(f'SELECT id FROM {KIND_NAMES[kind]} WHERE start <= ? AND end >= ? ORDER BY start, id',
-                               (end, start)).fetchall()
-        ids = [r[0] for r in rows]
+        where, args = self._where(filt, kind)
+        ids = [r[0] for r in self.db.execute(f'SELECT id FROM {KIND_NAMES[kind]} {"WHERE " + where if where else ""} '
+                                             'ORDER BY start, id', args)]
         if k <= 0 or not ids:
             return []
         if len(ids) > k:
             ids = [ids[round(i * (len(ids) - 1) / max(1, k - 1))] for i in range(k)] if k > 1 else [ids[0]]
-        found = self.get(kind, ids)
-        return [(found[i], 0.0) for i in ids if i in found]
-
-    def _vectors_of(self, kind: int, ids: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, vectors) of the given entries, from their rows."""
-        got_ids, blobs = [], []
-        for chunk in chunks([int(i) for i in ids], 500):
-            q = (f'SELECT id, vector FROM {KIND_NAMES[kind]} WHERE vector IS NOT NULL '
-                 f'AND id IN ({",".join("?" * len(chunk))})')
-            for r in self.db.execute(q, chunk):
-                got_ids.append(r[0])
-                blobs.append(r[1])
-        if not got_ids:
-            return np.zeros(0, np.int64), np.zeros((0, self.embedder.dim), np.float32)
-        return np.array(got_ids), np.frombuffer(b''.join(blobs), dtype='<f4').reshape(len(got_ids), -1)
+        found = self.get(kind, [self.public_id(i) for i in ids])
+        return [(found[self.public_id(i)], 0.0) for i in ids if self.public_id(i) in found]
 
     def similar_fact(self, v: np.ndarray) -> tuple[int, float]:
         """(id, cosine) of the stored fact closest to ``v``; (0, -1) when there is none (no row is read)."""
@@ -275,7 +303,7 @@ class EntryIndex:
         if not index.ntotal:
             return 0, -1.0
         scores, ids = index.search(np.asarray(v, np.float32)[None], 1)
-        return (int(ids[0, 0]), float(scores[0, 0])) if ids[0, 0] >= 0 else (0, -1.0)
+        return (self.public_id(ids[0, 0]), float(scores[0, 0])) if ids[0, 0] >= 0 else (0, -1.0)
 
     def ntotal(self, kind: int) -> int:
         """Vectors in one kind's index."""
@@ -298,27 +326,29 @@ class EntryIndex:
             faces = self._faces_of('semantic_faces', [row['id']]).get(row['id'], [])
         return SemanticEntry(content=row['content'], start=row['start'], end=row['end'], pinned=bool(row['pinned']),
                              source_segment=row['source_segment'], face_ids=sorted(faces), mentions=row['mentions'],
-                             id=row['id'])
+                             id=self.public_id(row['id']), robot_id=row['robot_id'] or self.robot_id)
 
     def _episodic(self, row: sqlite3.Row, faces: list[str] | None = None) -> EpisodicEntry:
         if faces is None:
             faces = self._faces_of('episodic_faces', [row['id']]).get(row['id'], [])
         return EpisodicEntry(start=row['start'], end=row['end'], visual=row['visual'], audio=row['audio'],
                              response=row['response'], raw_refs=json.loads(row['raw_refs']),
-                             source_segment=row['source_segment'], face_ids=sorted(faces), id=row['id'])
+                             source_segment=row['source_segment'], face_ids=sorted(faces), id=self.public_id(row['id']),
+                             robot_id=row['robot_id'] or self.robot_id)
 
     def get(self, kind: int, ids: Sequence[int]) -> dict[int, Entry]:
-        """Entries of ``kind`` by id (missing ids are absent from the result)."""
+        """Entries of ``kind`` by public id (missing ids are absent from the result)."""
         table = KIND_NAMES[kind]
-        ids = [int(i) for i in ids]
+        ids = self._rows(ids)
         faces = self._faces_of(f'{table}_faces', ids)
         conv = self._semantic if kind == KIND_SEMANTIC else self._episodic
         out: dict[int, Entry] = {}
-        cols = '*' if kind == KIND_EPISODIC else 'id, start, end, content, pinned, source_segment, mentions'
+        cols = '*' if kind == KIND_EPISODIC else 'id, start, end, content, pinned, source_segment, mentions, robot_id'
         for chunk in chunks(ids, 500):
             q = f'SELECT {cols} FROM {table} WHERE id IN ({",".join("?" * len(chunk))})'
             for row in self.db.execute(q, chunk):
-                out[row['id']] = conv(row, faces.get(row['id'], []))
+                e = conv(row, faces.get(row['id'], []))
+                out[e.id] = e
         return out
 
     def all_entries(self, kind: int) -> Iterator[Entry]:
@@ -351,16 +381,22 @@ class EntryIndex:
         for needle in [face_id, *[w for w in words if w]]:
             cond = ' OR '.join(f'instr(lower({c}), ?) > 0' for c in cols)
             ids |= {r[0] for r in self.db.execute(f'SELECT id FROM {table} WHERE {cond}', [needle.lower()] * len(cols))}
-        return sorted(ids)
+        return sorted(self.public_id(i) for i in ids)
 
     def ids_in_range(self, kind: int, start: float, end: float) -> list[int]:
         """Ids of entries whose span overlaps [start, end]."""
-        return [r[0] for r in self.db.execute(f'SELECT id FROM {KIND_NAMES[kind]} WHERE start <= ? AND end >= ? '
-                                              'ORDER BY id', (end, start))]
+        return [self.public_id(r[0]) for r in self.db.execute(f'SELECT id FROM {KIND_NAMES[kind]} WHERE start <= ? '
+                                                              'AND end >= ? ORDER BY id', (end, start))]
 
-    def count(self, kind: int) -> int:
-        """Number of entries of ``kind``."""
-        return int(self.db.execute(f'SELECT count(*) FROM {KIND_NAMES[kind]}').fetchone()[0])
+    def count(self, kind: int, filt: EntryFilter | None = None) -> int:
+        """Number of entries of ``kind`` that pass ``filt``."""
+        return self.local_count(kind, filt)
+
+    def local_count(self, kind: int, filt: EntryFilter | None = None) -> int:
+        """Number of entries of ``kind`` (that pass ``filt``) in this robot's store."""
+        where, args = self._where(filt, kind)
+        return int(self.db.execute(f'SELECT count(*) FROM {KIND_NAMES[kind]}' + (f' WHERE {where}' if where else ''),
+                                   args).fetchone()[0])
 
     def vectors(self, kind: int, after_id: int = 0, batch: int = 20000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         """(ids, vectors) of stored entries with id > ``after_id``, in batches (for index rebuilds)."""
@@ -382,4 +418,4 @@ class EntryIndex:
         return int(row[0]) if row else 0
 
 
-__all__ = ['EntryIndex', 'Entry', 'entry_text', 'KINDS_BOTH']
+__all__ = ['EntryIndex', 'Entry', 'entry_text', 'KINDS_BOTH', 'SLOT_SHIFT', 'ROW_MASK']

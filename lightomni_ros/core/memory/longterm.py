@@ -44,6 +44,18 @@ class GlobalStateView:
     timezone: str = ''         # the IANA zone times are read and rendered in ('' = the system zone)
 
 
+def open_backend(store: Store, folder: pathlib.Path, cfg: MemoryConfig, embedder: TextEmbedder, *,
+                 persist: bool = True) -> EntryIndex:
+    """The backend ``cfg.backend`` names, opened on the robot's store (Milvus is imported only when chosen).
+
+    ``persist`` False: no index files are written (encrypted memory).
+    """
+    if cfg.backend == 'milvus':
+        from .milvus_backend import MilvusBackend
+        return MilvusBackend(store, folder, cfg, embedder, persist=persist)
+    return EntryIndex(store, folder, cfg, embedder, persist=persist)
+
+
 def sg_node(r: Any) -> SgNode:
     """An S_g node from its store row."""
     return SgNode(id=r['id'], level=r['level'], start=r['start'], end=r['end'], first_segment=r['first_segment'],
@@ -66,8 +78,11 @@ class LongTermMemory:
             faiss.omp_set_num_threads(cfg.faiss_threads)
         self.dir = pathlib.Path(cfg.memory_dir).expanduser()
         self.store = Store(self.dir / 'memory.db', key=key)
-        # encrypted memory keeps no index files: vectors say too much about the text; rebuilt from SQLite at start
-        self.entries = EntryIndex(self.store, self.dir, cfg, embedder, persist=key is None)
+        #: the memory backend (embedded or fleet); typed by the embedded one, whose interface every backend keeps.
+        #: Encrypted memory keeps no index files: vectors say too much about the text; rebuilt from SQLite at start
+        self.entries: EntryIndex = open_backend(self.store, self.dir, cfg, embedder, persist=key is None)
+        self.entries.lock = self.lock
+        self.robot_id = cfg.robot_id
         self.tree = self.load_tree()
         #: called after a commit that changed S_g or the gallery (the node republishes them)
         self.on_state_change: Callable[[], None] | None = None
@@ -113,6 +128,7 @@ class LongTermMemory:
         """Flush and close the store."""
         with self.lock:
             self.entries.flush()
+            self.entries.close()
             self.store.close()
 
     def disk_bytes(self) -> int:
@@ -120,4 +136,4 @@ class LongTermMemory:
         return self.store.disk_bytes() + self.entries.disk_bytes()
 
 
-__all__ = ['LongTermMemory', 'GlobalStateView', 'sg_node']
+__all__ = ['LongTermMemory', 'GlobalStateView', 'sg_node', 'open_backend']

@@ -36,6 +36,8 @@ class Profile:
     first_seen: float = 0.0
     last_seen: float = 0.0
     segments_since_update: int = 0
+    #: the robot that first stored this person ('' = this store's own robot)
+    robot_id: str = ''
 
     def text(self) -> str:
         """Profile as one line of text (for prompts and summaries)."""
@@ -50,7 +52,7 @@ class Profile:
                 'embedding': None if self.embedding is None else [float(x) for x in self.embedding],
                 'embedding_backend': self.embedding_backend, 'observations': self.observations,
                 'first_seen': self.first_seen, 'last_seen': self.last_seen,
-                'segments_since_update': self.segments_since_update}
+                'segments_since_update': self.segments_since_update, 'robot_id': self.robot_id}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> 'Profile':
@@ -63,7 +65,8 @@ class Profile:
                    embedding_backend=str(d.get('embedding_backend', '')),
                    observations=int(d.get('observations', 0)), first_seen=float(d.get('first_seen', 0.0)),
                    last_seen=float(d.get('last_seen', 0.0)),
-                   segments_since_update=int(d.get('segments_since_update', 0)))
+                   segments_since_update=int(d.get('segments_since_update', 0)),
+                   robot_id=str(d.get('robot_id', '')))
 
 
 def valid_face_id(face_id: str) -> bool:
@@ -77,7 +80,7 @@ def from_row(row: sqlite3.Row) -> Profile:
                    avatar=bytes(row['avatar'] or b''), avatar_format=row['avatar_format'],
                    embedding=blob_to_vec(row['embedding']), embedding_backend=row['embedding_backend'],
                    observations=row['observations'], first_seen=row['first_seen'], last_seen=row['last_seen'],
-                   segments_since_update=row['segments_since_update'])
+                   segments_since_update=row['segments_since_update'], robot_id=row['robot_id'])
 
 
 def get(store: Store, face_id: str) -> Profile | None:
@@ -97,7 +100,7 @@ def save(store: Store, p: Profile) -> None:
                          avatar=p.avatar or None, avatar_format=p.avatar_format,
                          embedding=vec_to_blob(p.embedding), embedding_backend=p.embedding_backend,
                          observations=p.observations, first_seen=p.first_seen, last_seen=p.last_seen,
-                         segments_since_update=p.segments_since_update)
+                         segments_since_update=p.segments_since_update, robot_id=p.robot_id)
 
 
 def unit(v: np.ndarray) -> np.ndarray:
@@ -107,9 +110,9 @@ def unit(v: np.ndarray) -> np.ndarray:
 
 
 def apply_identity(store: Store, face_id: str, embedding: np.ndarray | None, backend: str, observations: int,
-                   avatar: bytes, avatar_format: str, now: float) -> Profile:
+                   avatar: bytes, avatar_format: str, now: float, robot_id: str = '') -> Profile:
     """Record a new identity or an embedding update from perception; return the stored profile."""
-    p = get(store, face_id) or Profile(face_id=face_id, first_seen=now)
+    p = get(store, face_id) or Profile(face_id=face_id, first_seen=now, robot_id=robot_id)
     if embedding is not None and len(embedding):
         p.embedding, p.embedding_backend = unit(embedding), backend
     p.observations = max(p.observations, int(observations))

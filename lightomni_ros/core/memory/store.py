@@ -111,8 +111,16 @@ CREATE TABLE tombstones(
 ALTER TABLE reminders ADD COLUMN spoken REAL;
 """
 
+# Version 5: every entry and profile carries the id of the robot that wrote it ('' = this store's own robot), so a
+# fleet's shared memory (Milvus backend) and a migration keep who learned what.
+_V5 = """
+ALTER TABLE semantic ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodic ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE profiles ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+"""
+
 #: MIGRATIONS[i] upgrades a file of schema version i to version i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
@@ -155,6 +163,7 @@ class SemanticEntry:
     face_ids: list[str] = field(default_factory=list)
     mentions: int = 1
     id: int = 0
+    robot_id: str = ''   # the robot that learned it ('' = this store's own robot)
 
     def render(self, tz: _dt.tzinfo | None = None) -> str:
         """``"[start]--[end]: content"``."""
@@ -174,6 +183,7 @@ class EpisodicEntry:
     source_segment: int = 0
     face_ids: list[str] = field(default_factory=list)
     id: int = 0
+    robot_id: str = ''   # the robot that lived it ('' = this store's own robot)
 
     def script(self) -> str:
         """One-line script of the event (also the level-0 text of S_g and the text that is embedded)."""
