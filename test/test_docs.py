@@ -121,6 +121,14 @@ NOT_HERE: dict[str, tuple[str, Callable[[], bool]]] = {
     r'ros2 launch lightomni_ros lightomni\.launch\.py models_dir:=': (
         'needs ros2launch (not on PyPI); `lightomni launch` runs the same file here',
         _launch_declares_models_dir),
+    r'ros2 launch lightomni_ros fleet\.launch\.py robot_id:=': (
+        "needs ros2launch and the fleet's Milvus server; test_fleet_graph.py runs a fleet graph on a Milvus server "
+        'it starts',
+        lambda: "DeclareLaunchArgument('robot_id'" in (REPO / 'launch' / 'fleet.launch.py').read_text()),
+    r'lightomni memory migrate --to (milvus|local) ': (
+        "needs the fleet's Milvus server at milvus.hotel.lan; test_memory_fleet.py migrates both ways (with an "
+        'interruption and a resume)',
+        lambda: "'migrate'" in (REPO / 'lightomni_ros' / 'tools' / 'memory_cli.py').read_text()),
 }
 #: commands whose exit status 1 is a documented outcome, not a failure: a probe failed (make reports it as 2)
 PROBE_EXIT = re.compile(r'(^|/)lightomni (demo|replay)\b|^make demo\b')
@@ -185,6 +193,13 @@ def documented_commands() -> list[Documented]:
             blocks.append(current)
         for index, block in enumerate(blocks):
             body = [(n, ln.removeprefix('$ ')) for n, ln in block if ln.strip() and not ln.strip().startswith('#')]
+            joined: list[tuple[int, str]] = []
+            for n, ln in body:      # a line ending in a backslash continues on the next one
+                if joined and joined[-1][1].rstrip().endswith('\\'):
+                    joined[-1] = (joined[-1][0], joined[-1][1].rstrip()[:-1].rstrip() + ' ' + ln.strip())
+                else:
+                    joined.append((n, ln))
+            body = joined
             if body and _is_command(body[0][1]):
                 out += [Documented(doc, n, index, ln.strip()) for n, ln in body]
     return out
