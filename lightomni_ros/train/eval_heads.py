@@ -28,6 +28,14 @@ import numpy as np
 log = logging.getLogger('lightomni.train')
 
 KS = (1, 4, 12)
+_QUESTION = ('?', 'what', 'who', 'where', 'when', 'why', 'how', 'do you', 'can you', 'could you', 'tell me',
+             'remind me', 'remember')
+
+
+def addresses_robot(text: str) -> bool:
+    """The keyword rule the node once answered by (any question word speaks); kept as a reference figure."""
+    t = text.lower().strip()
+    return bool(t) and any(q in t for q in _QUESTION)
 
 
 # -- metrics (pure functions, tested on hand-made cases) -----------------------------------------------------------
@@ -127,7 +135,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
     from tqdm import tqdm
 
     from ..core.reflex.config import BackboneConfig
-    from ..core.reflex.engine import EngineConfigs, ReflexEngine, addresses_robot
+    from ..core.reflex.engine import EngineConfigs, ReflexEngine
     from .synth import load_split
     from .train import segment_of
 
@@ -299,18 +307,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='first choose both thresholds for the best F1 on N examples of the training split, then '
                         'evaluate the held-out split with them (0: no calibration)')
     h.set_defaults(func=run)
+    from .eval_answers import register_area
+
+    register_area(areas)
 
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, print, write JSON and the plot."""
-    from ..core.models import cache_dir
-    from .synth import ensure_splits
+    from .synth import default_data_dir, ensure_splits
     from .train import default_synth_configs
 
     data = args.data
     if data is None:
         tr, ho = default_synth_configs()
-        data = ensure_splits(cache_dir() / 'train_data', tr, ho)['heldout']
+        data = ensure_splits(default_data_dir(), tr, ho)['heldout']
     models_dir = args.models_dir or str(default_models_dir())
     from ..core.reflex.config import BackboneConfig, LatentConfig
     from ..core.reflex.engine import EngineConfigs, ReflexEngine

@@ -47,6 +47,15 @@ REMINDER_SAME_S = 5.0      # a reminder with the same text due this close to a s
 _ENTRY_ID = re.compile(r'^(semantic|episodic):(\d+)$')
 #: a fact that says who spoke (the fallback parser writes them so): "<face_2> said: Hello, my name is Joe."
 _SAID = re.compile(r'^(<face_\d+>) said: (.*)$', re.S)
+#: a fact the memory adapter writes when someone is introduced: "<face_2> is called Ana."
+_CALLED = re.compile(r"^(<face_\d+>) is called ([A-Z][\w'-]*)\.?$")
+_FACT_WORD = re.compile(r'[a-z0-9]+')
+_FACT_STOP = frozenset('the and for are was were has had have with that this from not but now also'.split())
+
+
+def _fact_words(text: str) -> set[str]:
+    """Words of a fact that carry content (for telling a repeated fact from a corrected one)."""
+    return {w for w in _FACT_WORD.findall(text.lower()) if (len(w) >= 3 or w.isdigit()) and w not in _FACT_STOP}
 
 
 class RequestError(ValueError):
@@ -336,7 +345,12 @@ class Consolidator:
             s = float(np.dot(v, w))
             if s > best:
                 best, best_id = s, eid
-        return best_id if best >= self.cfg.similarity_threshold else 0
+        if best < self.cfg.similarity_threshold:
+            return 0
+        # a close fact with a word the stored one lacks ("the meeting is on Friday" after "... on Thursday") is news,
+        # not a repeat: extending the stored fact would keep the superseded value and drop the new one
+        old = self.store.get_entries(KIND_SEMANTIC, [best_id]).get(best_id)
+        return 0 if old is not None and _fact_words(text) - _fact_words(old.content) else best_id
 
     def _add_reminders(self, t: TopicData, now: float) -> None:
         intents = list(t.reminders)
@@ -422,14 +436,17 @@ class Consolidator:
         """Name a person at once when they introduce themself alone in view ("Hi robot, I'm Ana").
 
         Waiting for the k-segment profile update would leave "who is who" questions without names for minutes.
-        With several faces in view only a fact naming the speaker counts. A name already known is kept.
+        With several faces in view only a fact naming the speaker counts ("<face_2> said: I'm Ana", or the memory
+        adapter's "<face_2> is called Ana."). A name already known is kept.
         """
         faces = [f for f in dict.fromkeys(t.face_ids) if prof.valid_face_id(f)]
         said = [(faces[0], t.audio)] if len(faces) == 1 else []
         # with several faces, the facts say who spoke when perception singled the speaker out ("<face_2> said: ...")
         said += [(m.group(1), m.group(2)) for m in map(_SAID.match, t.semantic) if m and m.group(1) in faces]
-        for face, text in said:
-            name = prof.introduced_name(text)
+        named = [(face, prof.introduced_name(text)) for face, text in said]
+        # the memory adapter resolves who was introduced (also someone introduced by another person)
+        named += [(m.group(1), m.group(2)) for m in map(_CALLED.match, t.semantic) if m and m.group(1) in faces]
+        for face, name in named:
             p = prof.get(self.store, face) if name else None
             if p is not None and not p.name:
                 p.name = name
