@@ -128,6 +128,8 @@ def test_verbs_registered():
     assert args.area == 'heads' and args.json_path == 'x.json' and args.limit == 3
     args = p.parse_args(['eval', 'answers', '--json', 'a.json', '--streams', '2'])
     assert args.area == 'answers' and args.json_path == 'a.json' and args.streams == 2
+    args = p.parse_args(['eval', 'adapters', '--limit', '4', '--pack', 'gemma-3-270m'])
+    assert args.area == 'adapters' and args.limit == 4 and args.pack == 'gemma-3-270m'
     args = p.parse_args(['train', '--steps', '5', '--lora-layers', 'top:1', '--recipe', 'gpu7b'])
     assert args.steps == 5 and args.lora_layers == 'top:1' and args.recipe == 'gpu7b'
 

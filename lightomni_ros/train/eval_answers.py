@@ -250,8 +250,8 @@ def _recent(engine: Any) -> list[str]:
 
 
 def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, streams: int = 0, threads: int = 0,
-             noisy: Sequence[str] = ('asr',), engine: Any = None, configs: Any = None,
-             progress: bool = True) -> dict[str, Any]:
+             noisy: Sequence[str] = ('asr',), engine: Any = None, configs: Any = None, progress: bool = True,
+             pack: str = '') -> dict[str, Any]:
     """Replay the held-out streams; return every section's figures."""
     from tqdm import tqdm
 
@@ -266,8 +266,11 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, stre
             by_stream.setdefault(ex['stream'], []).append(ex)
     chosen = sorted(by_stream)[:streams or None]
     if engine is None:
-        engine = ReflexEngine(EngineConfigs(backbone=BackboneConfig(device='cpu', threads=threads),
-                                            models_dir=str(models_dir)))
+        from .train import load_text_embedder
+
+        # the memory core's embedder: the facade's consolidation indexes with it, the engine reuses it
+        engine = ReflexEngine(EngineConfigs(backbone=BackboneConfig(device='cpu', threads=threads, pack=pack),
+                                            models_dir=str(models_dir)), embedder=load_text_embedder())
     total = sum(len(by_stream[s]) for s in chosen)
     t0 = time.time()
     runs: list[SegmentRun] = []
@@ -322,6 +325,8 @@ def register_area(areas: argparse._SubParsersAction) -> None:
                    help='write every segment (transcript, decision, reply, Topic) for error analysis')
     a.add_argument('--streams', type=int, default=0, help='evaluate only the first N held-out streams (0: all)')
     a.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: torch default)')
+    a.add_argument('--pack', default='', help='text backbone pack in the models dir (e.g. gemma-3-270m; default: '
+                                              'the first one found, SmolLM2)')
     a.set_defaults(func=run)
 
 
@@ -332,7 +337,7 @@ def run(args: argparse.Namespace) -> int:
     from .train import default_synth_configs
 
     data = args.data or ensure_splits(default_data_dir(), *default_synth_configs())['heldout']
-    res = evaluate(data, args.models_dir or str(default_models_dir()), args.streams, args.threads)
+    res = evaluate(data, args.models_dir or str(default_models_dir()), args.streams, args.threads, pack=args.pack)
     runs = res.pop('_runs')
     print_report(res)
     if args.records:

@@ -307,9 +307,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='first choose both thresholds for the best F1 on N examples of the training split, then '
                         'evaluate the held-out split with them (0: no calibration)')
     h.set_defaults(func=run)
-    from .eval_answers import register_area
+    from . import eval_adapters, eval_answers
 
-    register_area(areas)
+    eval_answers.register_area(areas)
+    eval_adapters.register_area(areas)
 
 
 def run(args: argparse.Namespace) -> int:

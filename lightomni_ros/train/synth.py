@@ -68,7 +68,7 @@ class SynthConfig:
     multi_fact: float = 0.3        # statements and introductions with a second fact in the same breath
     speaker_seen: float = 0.75     # with several people in view, how often perception singles out the speaker
     typed_questions: float = 0.1   # questions typed instead of spoken
-    no_wake: float = 0.35          # requests, and questions with "you", said without a wake word by someone alone in view
+    no_wake: float = 0.35          # requests and questions with "you" said without a wake word by someone alone
     unseen_asker: float = 0.1      # questions asked from out of view (nobody in view; always with a wake word)
     unanswerable: float = 0.25     # questions about something never said
     probes: int = 0                # generation-only questions at the end of each stream

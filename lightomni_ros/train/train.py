@@ -115,9 +115,9 @@ RECIPES: dict[str, dict[str, Any]] = {
 ADAPTER_RECIPES: dict[str, dict[str, Any]] = {
     'reaction': {'streams': 16},
     # next-token adapters: LoRA on the top layers over cached lower layers (train/lm.py); models/README.md
-    'memory': dict(steps=400, batch=8, lr=1e-3, lora_layers='top:4', lora_rank=16, lora_alpha=32, max_examples=1200),
-    'generation': dict(steps=400, batch=8, lr=1e-3, lora_layers='top:4', lora_rank=16, lora_alpha=32,
-                       max_examples=1200),
+    'memory': dict(steps=400, batch=8, lr=1e-3, lora_layers='top:8', lora_rank=16, lora_alpha=32, max_examples=1200),
+    'generation': dict(steps=400, batch=8, lr=1e-3, lora_layers='top:8', lora_rank=16, lora_alpha=32,
+                       max_examples=900),
 }
 ADAPTERS = ('reaction', 'memory', 'generation')
 
@@ -843,14 +843,17 @@ def regenerate(cfgs: dict[str, TrainConfig], data_dir: str | pathlib.Path | None
     split = load_split(folders['train'])
     out = pathlib.Path(first.out_dir)
     path = out / 'TRAINING.json'
-    report = json.loads(path.read_text()) if path.is_file() else {}
-    if 'adapters' not in report:
-        report = {'adapters': {}}       # a file from before the three adapters: replaced
+    done = {}
     for adapter, cfg in cfgs.items():
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
-        report['adapters'][adapter] = train_adapter(cfg, adapter, split)
-        log.info('%s trained in %.0f s', adapter, report['adapters'][adapter]['wall_s'])
+        done[adapter] = train_adapter(cfg, adapter, split)
+        log.info('%s trained in %.0f s', adapter, done[adapter]['wall_s'])
+    # read now, not before training: another adapter's run into the same folder may have finished meanwhile
+    report = json.loads(path.read_text()) if path.is_file() else {}
+    if 'adapters' not in report:
+        report = {'adapters': {}}       # a file from before the three adapters: replaced
+    report['adapters'].update(done)
     report.update(train_split=json.loads((folders['train'] / 'meta.json').read_text()),
                   last_run={'adapters': list(cfgs), 'wall_s': round(time.time() - t0, 1)})
     out.mkdir(parents=True, exist_ok=True)

@@ -272,7 +272,8 @@ def _convert_gguf(gguf: pathlib.Path) -> pathlib.Path:
 
     out = cache_dir() / 'backbones' / gguf.stem
     stamp = out / 'lightomni_source.json'
-    src = {'gguf': str(gguf), 'size': gguf.stat().st_size}
+    # the file's name and size, not its path: checkouts with their own virtual environments share one conversion
+    src = {'gguf': gguf.name, 'size': gguf.stat().st_size}
     if stamp.exists() and json.loads(stamp.read_text()) == src:
         return out
     log.info('converting %s to safetensors under %s (once)', gguf.name, out)
