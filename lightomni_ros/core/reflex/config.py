@@ -125,12 +125,13 @@ class ResponseConfig:
     grounding_min_overlap: float = param(0.5, 'Fraction of the reply\'s new content words (not in the question) that '
                                               'must occur in the retrieved memories.', min=0.0, max=1.0)
     sg_max_tokens: int = param(96, 'The response prompt reads the newest part of S_g up to this many tokens (0: all '
-                                    'of it; times shortened to the clock), so answer latency does not grow with '
-                                    'months of memory; retrieval brings the older specifics and the reflex pass reads '
-                                    'the whole S_g. The generation adapter is trained with this bound.', min=0)
+                                   'of it; times shortened to the clock), so answer latency does not grow with '
+                                   'months of memory; retrieval brings the older specifics and the reflex pass reads '
+                                   'the whole S_g. The generation adapter is trained with this bound.', min=0)
     memory_max_tokens: int = param(48, 'Each memory in the response prompt is cut to about this many tokens (0: '
                                        'whole), so the prompt and the answer latency do not grow with long entries; '
-                                       'the grounding check and quotes use the whole entry.', min=0)
+                                       'the grounding check and quotes use the whole entry. The generation adapter '
+                                       'is trained with this bound.', min=0)
     quote_questions: bool = param(False, 'Answer a question about what was said ("what did Ana say about ...") by '
                                          'quoting the retrieved memory closest to it, without generating (off: the '
                                          'generation adapter answers these too).')
