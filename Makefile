@@ -9,6 +9,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 GPU ?= 0
 PYTEST_ARGS ?=
+DEMO_ARGS ?=
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 
@@ -24,7 +25,7 @@ lint: setup
 	$(PY) -m pytest test/test_lint.py $(PYTEST_ARGS)
 
 demo: setup
-	$(PY) -m lightomni_ros.cli demo
+	$(PY) -m lightomni_ros.cli demo $(DEMO_ARGS)
 
 train: setup
 	$(PY) -m lightomni_ros.cli train $(TRAIN_ARGS)

@@ -14,7 +14,7 @@ import logging
 import sys
 from typing import Sequence
 
-from .dds import apply_defaults as apply_dds_defaults
+from . import env
 
 #: verb -> module that registers it
 VERBS = {
@@ -24,7 +24,9 @@ VERBS = {
     'replay': 'lightomni_ros.eval.replay',
     'demo': 'lightomni_ros.eval.demo',
     'train': 'lightomni_ros.train.cli',
-    'eval': 'lightomni_ros.train.eval_heads',
+    'eval': 'lightomni_ros.train.eval_cli',
+    'doctor': 'lightomni_ros.doctor.cli',
+    'memory': 'lightomni_ros.tools.memory_cli',
 }
 
 
@@ -42,7 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point: parse and dispatch; the verb's return value is the exit code."""
     args = build_parser().parse_args(argv)
-    apply_dds_defaults()      # before any participant; child processes (nodes, players) inherit it
+    env.prepare()      # ament index and DDS profile, before any participant; children (nodes, players) inherit it
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO,
                         format='[%(name)s] %(levelname)s: %(message)s')
     return int(args.func(args) or 0)

@@ -7,13 +7,16 @@
 # in .venv/.stamps, so a second run with nothing changed only compares hashes.
 #
 #   GPU=1          install requirements/gpu.txt on top (NVIDIA robots)
+#   FLEET=0        skip requirements/fleet.txt (Milvus client, milvus-lite, a Milvus server for the fleet tests)
 #   ROS_DISTRO     when set and the system rclpy imports, use the ROS 2 install (venv with system site packages)
 #   LIGHTOMNI_VENV venv location (default: <repo>/.venv)
 set -euo pipefail
 
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+# -P: the physical checkout, also when this script is reached through a link (links and stamps must name it)
+ROOT=$(cd -P "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 VENV=${LIGHTOMNI_VENV:-$ROOT/.venv}
 GPU=${GPU:-0}
+FLEET=${FLEET:-1}
 STAMPS=$VENV/.stamps
 log() { printf '[setup] %s\n' "$*" >&2; }
 hash_of() { (cd "$ROOT" && cat "$@" 2>/dev/null; printf '%s' "$MODE$GPU") | sha256sum | cut -c1-32; }
@@ -62,6 +65,7 @@ pip_install() { "$VPY" -m pip install -q --disable-pip-version-check "$@" 2> >(g
 req_files="requirements/base.txt requirements/nodeps.txt"
 [ $MODE = wheels ] && req_files="requirements/ros.txt $req_files"
 [ "$GPU" = 1 ] && req_files="$req_files requirements/gpu.txt"
+[ "$FLEET" = 1 ] && req_files="$req_files requirements/fleet.txt"
 h=$(hash_of $req_files)
 if ! is_current requirements "$h"; then
   log "installing requirements ($req_files)"
@@ -70,6 +74,7 @@ if ! is_current requirements "$h"; then
   pip_install -r "$ROOT/requirements/base.txt"
   pip_install --no-deps -r "$ROOT/requirements/nodeps.txt"
   if [ "$GPU" = 1 ]; then pip_install -r "$ROOT/requirements/gpu.txt"; fi
+  if [ "$FLEET" = 1 ]; then pip_install -r "$ROOT/requirements/fleet.txt"; fi
   log "requirements installed in $(( $(date +%s) - t0 )) s"
   mark requirements "$h"
 fi

@@ -165,9 +165,10 @@ class Spawner:
         """Start ``python <args>`` with the test's environment."""
         return self.start([sys.executable, *args], name=name, env=env)
 
-    def start(self, cmd: list[str], name: str = 'child', env: dict[str, str] | None = None) -> Child:
-        """Start any command with the test's environment."""
-        child = Child(cmd, env or self.env(), self.tmp / f'{name}-{len(self.children)}.log', cwd=str(REPO))
+    def start(self, cmd: list[str], name: str = 'child', env: dict[str, str] | None = None,
+              cwd: str | pathlib.Path | None = None) -> Child:
+        """Start any command with the test's environment (in the checkout unless ``cwd`` is given)."""
+        child = Child(cmd, env or self.env(), self.tmp / f'{name}-{len(self.children)}.log', cwd=str(cwd or REPO))
         self.children.append(child)
         return child
 
@@ -208,3 +209,29 @@ def make_ament_prefix(root: pathlib.Path, package: str, executables: dict[str, p
         exe.write_text(f'#!/usr/bin/env python3\nimport runpy\nrunpy.run_path({str(script)!r}, run_name="__main__")\n')
         exe.chmod(0o755)
     return root
+
+
+def ros_only_python(root: pathlib.Path) -> tuple[list[str], dict[str, str]]:
+    """A Python that has ROS 2 and every dependency but not this package: a robot's sourced ROS install.
+
+    A venv of the base interpreter whose site-packages lists the dev venv's packages except ``lightomni_ros`` (the
+    generated interfaces; the editable install's path file is left out too), and a library folder with the dev
+    venv's ROS libraries except this package's. Returns the command and the environment to add (what the wheels'
+    bootstrap would have set, without its re-exec).
+    """
+    site = pathlib.Path(next(p for p in sys.path if p.endswith('site-packages')))
+    subprocess.run([sys._base_executable, '-m', 'venv', '--without-pip', str(root / 'venv')], check=True, timeout=120)
+    view, libs = root / 'site', root / 'lib'
+    view.mkdir()
+    libs.mkdir()
+    for entry in site.iterdir():
+        if entry.name == 'lightomni_ros' or entry.suffix == '.pth' or \
+                entry.name.startswith(('__editable__', 'lightomni_ros-')):
+            continue
+        (view / entry.name).symlink_to(entry)
+    for entry in (pathlib.Path(sys.prefix) / 'lib').iterdir():
+        if not entry.name.startswith(('liblightomni_ros', 'python')):
+            (libs / entry.name).symlink_to(entry)
+    (root / 'venv' / 'lib' / site.parent.name / 'site-packages' / 'ros.pth').write_text(f'{view}\n')
+    lib_path = os.pathsep.join([str(libs)] + [str(p) for p in sorted(site.glob('ros_*.libs'))])
+    return [str(root / 'venv' / 'bin' / 'python')], {'LD_LIBRARY_PATH': lib_path, '_ROS_WHEELS_BOOTSTRAP_COMPLETE': '1'}

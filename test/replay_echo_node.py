@@ -6,7 +6,8 @@
   ``semantic:1``; a text containing "remind me" also fires, 2 s later, a Reminder on ``reminders/due`` and a proactive
   Action (source REMINDER) saying ``reminder: <text>``;
 - ``/camera/image_raw/compressed``: one FaceObservation ``<face_1>`` per frame (stamped with the frame's stamp);
-- ``/audio``: counted; /diagnostics reports ``queue_depth`` (chunks since the last text) every 0.5 s;
+- ``/audio``: counted; /diagnostics reports ``queue_depth`` (chunks since the last text) every 0.5 s, and the values
+  ``lightomni replay --drain`` reads from the three real nodes (lightomni_ros/eval/drain.py), for the work it has done;
 - a GlobalState grows by one node per text; a Topic per text (a "remember that ..." text is a remembered item).
 """
 
@@ -85,11 +86,19 @@ class Echo(Node):
         self.pub_face.publish(FaceObservation(face_id='<face_1>', track_id=1, score=0.9, stamp=msg.header.stamp))
 
     def on_diag(self) -> None:
-        """Publish the queue depth."""
+        """Publish the queue depth, and the drain values of the three nodes it stands in for."""
         arr = DiagnosticArray()
         arr.header.stamp = self.get_clock().now().to_msg()
+        n = str(self.seg_id)   # every text is answered, its Topic stored and its S_g published at once
+        roles = {'perception': {'text_received': n, 'segments': n, 'output_pending': '0', 'audio_queue': '0'},
+                 'reflex': {'segments': n, 'sleep_pending': '0', 'topics.echo': n},
+                 'consolidation': {'topics.stored': n, 'topics_consolidated': n, 'queue_depth': '0',
+                                   'sg_version': str(self.gs.version)}}
         arr.status = [DiagnosticStatus(name='replay_echo', hardware_id='replay_echo',
                                        values=[KeyValue(key='queue_depth', value=str(self.audio % 7))])]
+        arr.status += [DiagnosticStatus(name=f'replay_echo: {role}', hardware_id='replay_echo',
+                                        values=[KeyValue(key=k, value=v) for k, v in values.items()])
+                       for role, values in roles.items()]
         self.pub_diag.publish(arr)
 
 

@@ -17,6 +17,7 @@ import pytest
 from lightomni_ros.core.agent import SOURCE_REMINDER, SOURCE_SEGMENT, AgentConfigs, LightOmni
 from lightomni_ros.core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
 from lightomni_ros.core.reflex.config import BackboneConfig, ExportConfig
+from lightomni_ros.core.reflex.runtime import ReflexConfigs
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 T0 = 1_790_000_000.0
@@ -24,8 +25,8 @@ T0 = 1_790_000_000.0
 
 def _configs() -> AgentConfigs:
     # torch reflex pass (skips measuring the ONNX path at start-up) and shorter sleep-time replies keep this quick
-    return AgentConfigs(export=ExportConfig(backend='torch'),
-                        backbone=BackboneConfig(memory_max_new_tokens=48, max_new_tokens=32))
+    return AgentConfigs(reflex=ReflexConfigs(export=ExportConfig(backend='torch'),
+                                             backbone=BackboneConfig(memory_max_new_tokens=48, max_new_tokens=32)))
 
 
 def _speech(text: str) -> list[bytes]:
@@ -68,7 +69,7 @@ def test_spoken_and_typed_input_build_memory_and_answer_from_it(agent):
     agent.flush()    # sleep-time Topics reach memory
     assert agent.sleep_queue == 0
 
-    store = agent.memory.store
+    store = agent.memory.entries
     assert store.count(KIND_SEMANTIC) >= 1 and store.count(KIND_EPISODIC) >= 3     # facts; one episode per segment
     assert len(agent.memory.tree.nodes()) >= 3
     assert 'drawer' in agent.engine.sg_script               # the reflex core sees the new S_g

@@ -22,9 +22,9 @@ MEMORIES = [
 
 @pytest.fixture(scope='module')
 def embed():
-    from lightomni_ros.core.reflex.retrieval import TextEmbedder
+    from lightomni_ros.core.embedding import text_embedder
 
-    return TextEmbedder().embed
+    return text_embedder(set_threads=False).embed
 
 
 @pytest.mark.parametrize('reply, why', [

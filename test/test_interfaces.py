@@ -10,9 +10,9 @@ from harness import wait_for
 from msg_fill import fill, interface_names
 from rclpy.serialization import deserialize_message, serialize_message
 
-EXPECTED_MSGS = {'Action', 'AudioInfo', 'AudioStamped', 'FaceGallery', 'FaceIdentity', 'FaceObservation',
+EXPECTED_MSGS = {'Ack', 'Action', 'AudioInfo', 'AudioStamped', 'FaceGallery', 'FaceIdentity', 'FaceObservation',
                  'GlobalState', 'GlobalStateNode', 'Keyframe', 'MemoryEntry', 'Profile', 'Reminder', 'Segment',
-                 'StageLatency', 'Topic', 'WordTiming'}
+                 'SpeakerTurn', 'StageLatency', 'Topic', 'VoiceGallery', 'VoiceIdentity', 'WordTiming'}
 EXPECTED_SRVS = {'ExportMemory', 'Forget', 'GetGlobalState', 'ImportMemory', 'ListProfiles', 'QueryMemory',
                  'Remember', 'Summarize'}
 

@@ -119,3 +119,41 @@ def test_a_killed_node_leaves_no_shared_memory(spawn, prefix: str) -> None:
     for pid in pids.values():
         assert not process_alive(pid)
     assert orphan_shm_segments(shm_before) == set()
+
+
+RESPAWN = REPO / 'test' / 'launch' / 'respawn.launch.py'
+
+
+def test_respawn_plan_follows_the_lifecycle_handlers(prefix: str, tmp_path: pathlib.Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """The handlers (configure on process start, activate once inactive) become the node's start transitions."""
+    monkeypatch.setenv('AMENT_PREFIX_PATH', prefix)
+    talker, listener = runner.plan(runner.load_description(RESPAWN), {}, tmp_path)[0]
+    assert talker.respawn and talker.respawn_delay == 0.5 and talker.transitions == []
+    assert listener.respawn and listener.transitions == ['configure', 'activate'] and not listener.autostart
+    nodes, _ = runner.plan(runner.load_description(RESPAWN), {'respawn': 'false'}, tmp_path)
+    assert not nodes[1].respawn
+    shipped = runner.plan(runner.load_description(REPO / 'launch' / 'lightomni.launch.py'),
+                          {'respawn': 'true', 'respawn_delay': '3'}, tmp_path)[0]
+    assert [(n.label, n.respawn, n.respawn_delay, n.transitions) for n in shipped] == [
+        (label, True, 3.0, ['configure', 'activate']) for label in ('consolidation', 'perception', 'reflex')]
+
+
+def test_killed_nodes_are_respawned_and_the_lifecycle_one_comes_back_active(spawn, prefix: str) -> None:
+    """SIGKILL of each node: the runner starts it again; the listener is configured and activated anew."""
+    env = spawn.env(AMENT_PREFIX_PATH=prefix)
+    child = spawn.python('-m', 'lightomni_ros.cli', 'launch', str(RESPAWN), '--log-dir', str(spawn.tmp / 'logs'),
+                         name='launch', env=env)
+    wait_for(lambda: 'heard: hello' in child.output, 60, what='the graph to run')
+    for label in ('listener', 'talker'):
+        pid = node_pids(child.output)[label]
+        os.killpg(pid, signal.SIGKILL)
+        wait_for(lambda: re.search(rf'respawned \(start 2\) {label} \(pid (\d+)\)', child.output), 30,
+                 what=f'{label} respawned')
+    wait_for(lambda: child.output.count('activated') >= 2 and 'listener is back' in child.output, 60,
+             what='the respawned listener active again')
+    n_heard = child.output.count('heard: hello')
+    wait_for(lambda: child.output.count('heard: hello') > n_heard, 30, what='the graph working again')
+    os.kill(child.proc.pid, signal.SIGINT)
+    child.proc.wait(30)
+    assert 'all nodes stopped' in child.output

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from lightomni_ros.core.consolidation.config import ConsolidationConfig
-from lightomni_ros.core.consolidation.consolidator import Consolidator, RequestError
-from lightomni_ros.core.consolidation.topic import ReminderIntent, TopicData
+from lightomni_ros.core.consolidation.runtime import ConsolidationConfigs, ConsolidationRuntime, RequestError
+from lightomni_ros.core.embedding import EmbeddingConfig, text_embedder
 from lightomni_ros.core.memory.config import MemoryConfig
-from lightomni_ros.core.memory.embedder import load_embedder
+from lightomni_ros.core.topic import ReminderIntent, TopicData
 from lightomni_ros.core.memory.global_state import check_invariants
 from lightomni_ros.core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
 
@@ -22,13 +22,14 @@ T0 = 1_780_000_000.0
 
 @pytest.fixture(scope='module')
 def embedder():
-    return load_embedder('minilm')
+    return text_embedder(EmbeddingConfig(backend='minilm'))
 
 
 def make(tmp_path, embedder, clock=None, **mem):
     cfg = MemoryConfig(memory_dir=str(tmp_path / 'mem'), **({'k': 3} | mem))
     kwargs = {'clock': clock} if clock else {}
-    return Consolidator(cfg, ConsolidationConfig(timezone='UTC'), embedder, **kwargs)
+    return ConsolidationRuntime(ConsolidationConfigs(memory=cfg, consolidation=ConsolidationConfig(timezone='UTC')),
+                                embedder=embedder, **kwargs)
 
 
 def topic(i, **kw):
@@ -51,14 +52,14 @@ def test_content_filter_pinned_and_episodic(tmp_path, embedder):
     c.enqueue(topic(4, semantic=['the garage door is broken'], remembered=['the wifi password is banana']))
     c.enqueue(topic(5, remembered=['the wifi password is banana']))                          # pinned: never filtered
     assert c.process_all() == 5
-    sem = list(c.store.all_entries(KIND_SEMANTIC))
+    sem = list(c.entries.all_entries(KIND_SEMANTIC))
     assert [(e.content, e.pinned) for e in sem] == [('<face_1> likes green tea', False),
                                                     ('the garage door is broken', False),
                                                     ('the wifi password is banana', True),
                                                     ('the wifi password is banana', True)]
     assert sem[0].mentions == 3 and sem[0].start == T0 + 30 and sem[0].end == T0 + 30 * 3 + 25
     assert sem[0].render(c.tz).startswith('[2026-05-28 20:27:10]--[2026-05-28 20:28:35]: ')
-    assert c.store.count(KIND_EPISODIC) == 5 and c.indexes[KIND_EPISODIC].ntotal == 5
+    assert c.entries.count(KIND_EPISODIC) == 5 and c.entries.indexes[KIND_EPISODIC].ntotal == 5
     r = c.query(text='What is the wifi password?')
     assert 'banana' in r.semantic[0][0].content and r.semantic[0][1] > 0.5
     assert len(r.episodic) == 4 and len(r.semantic) == 4
@@ -86,7 +87,7 @@ def test_merges_profiles_and_restart(tmp_path, embedder):
     c2 = make(tmp_path, embedder)  # reopened: same tree, same indexes (loaded, not rebuilt)
     assert [n.id for n in c2.tree.nodes()] == [n.id for n in state.nodes]
     assert c2.global_state().version == state.version
-    assert c2.indexes[KIND_EPISODIC].ntotal == 14
+    assert c2.entries.indexes[KIND_EPISODIC].ntotal == 14
     c2.close()
 
 
@@ -99,15 +100,18 @@ def test_index_rebuilt_when_missing_corrupt_or_stale(tmp_path, embedder, caplog)
     c.remember('the spare key is under the mat')  # after the flush: the saved file is behind the store
     c.store.close()  # a crash: no flush
     c2 = make(tmp_path, embedder)
-    assert c2.indexes[KIND_SEMANTIC].ntotal == 6  # caught up from SQLite
+    assert c2.entries.indexes[KIND_SEMANTIC].ntotal == 6  # caught up from SQLite
     assert 'spare key' in c2.query(text='where is the spare key?').semantic[0][0].content
     c2.close()
     path = tmp_path / 'mem' / 'semantic.faiss'
-    path.write_bytes(path.read_bytes()[:100])
-    (tmp_path / 'mem' / 'episodic.faiss').unlink()
+    if c2.encrypted:     # encrypted memory keeps no index files: every opening rebuilds them from SQLite
+        assert not list((tmp_path / 'mem').glob('*.faiss*'))
+    else:
+        path.write_bytes(path.read_bytes()[:100])
+        (tmp_path / 'mem' / 'episodic.faiss').unlink()
     c3 = make(tmp_path, embedder)
-    assert 'checksum mismatch' in caplog.text
-    assert c3.indexes[KIND_SEMANTIC].ntotal == 6 and c3.indexes[KIND_EPISODIC].ntotal == 5
+    assert c2.encrypted or 'checksum mismatch' in caplog.text
+    assert c3.entries.indexes[KIND_SEMANTIC].ntotal == 6 and c3.entries.indexes[KIND_EPISODIC].ntotal == 5
     assert 'spare key' in c3.query(text='where is the spare key?').semantic[0][0].content
     c3.close()
 
@@ -116,7 +120,7 @@ def test_reminders_fire_once_and_late_after_restart(tmp_path, embedder):
     now = [T0]
     c = make(tmp_path, embedder, clock=lambda: now[0])
     c.enqueue(topic(1, audio='remind me to take the medicine in three minutes', face_ids=['<face_1>']))
-    c.enqueue(topic(2, reminders=[ReminderIntent('call the plumber', due=T0 + 3600)]))
+    c.enqueue(topic(2, reminders=[ReminderIntent(text='call the plumber', due=T0 + 3600)]))
     c.process_all()
     (r1, r2) = c.reminders()
     assert r1.text == 'take the medicine' and r1.due == T0 + 30 + 25 + 180 and r1.face_id == '<face_1>'
@@ -140,9 +144,9 @@ def test_reminder_sent_at_answer_time_is_stored_once(tmp_path, embedder):
     # the reflex node's reminders/new when it answers segment 4 ...
     rid = c.add_reminder('call my daughter', T0 + 60, '<face_0>', 4)
     # ... and the sleep-time Topic of the same segment, with the model's own wording and rounding
-    c.enqueue(topic(4, reminders=[ReminderIntent('Call my daughter.', due=T0 + 61)]))
-    c.enqueue(topic(5, reminders=[ReminderIntent('call  my DAUGHTER', due=T0 + 62)]))   # same text, other segment
-    c.enqueue(topic(6, reminders=[ReminderIntent('call my daughter', due=T0 + 600)]))   # a later one is another
+    c.enqueue(topic(4, reminders=[ReminderIntent(text='Call my daughter.', due=T0 + 61)]))
+    c.enqueue(topic(5, reminders=[ReminderIntent(text='call  my DAUGHTER', due=T0 + 62)]))   # same text, other segment
+    c.enqueue(topic(6, reminders=[ReminderIntent(text='call my daughter', due=T0 + 600)]))   # a later one is another
     assert [(r.id == rid, r.due) for r in c.reminders()] == [(True, T0 + 60), (False, T0 + 600)]
     with pytest.raises(ValueError):
         c.add_reminder('  ', T0 + 60)
@@ -164,13 +168,13 @@ def test_forget_face_leaves_nothing(tmp_path, embedder):
         c.process_next()
     assert c.pending_count() == 1
     assert c.profiles(['<face_3>'])[0].name == 'Zelda'
-    before_vectors = c.indexes[KIND_SEMANTIC].ntotal + c.indexes[KIND_EPISODIC].ntotal
+    before_vectors = c.entries.indexes[KIND_SEMANTIC].ntotal + c.entries.indexes[KIND_EPISODIC].ntotal
 
     res = c.forget_face('<face_3>')
     c.process_all()
     assert res.removed_profiles == 1 and res.removed_vectors > 0 and res.changed_state_nodes > 0
     assert res.redacted_entries > 0  # events shared with <face_4> keep their <face_4> part
-    assert c.indexes[KIND_SEMANTIC].ntotal + c.indexes[KIND_EPISODIC].ntotal < before_vectors + 2
+    assert c.entries.indexes[KIND_SEMANTIC].ntotal + c.entries.indexes[KIND_EPISODIC].ntotal < before_vectors + 2
 
     def leaks(text: str) -> bool:
         return '<face_3>' in text or 'zelda' in text.lower() or 'peanut' in text.lower()
@@ -236,7 +240,7 @@ def test_export_import_roundtrip(tmp_path, embedder):
     assert c.profiles(['<face_1>'])[0].embedding is not None
     assert 'level 3' in c.query(text='where is the car parked?').semantic[0][0].content
     c.import_jsonl(str(path), replace=False)  # merging the same backup again: facts are not duplicated
-    assert c.store.count(KIND_SEMANTIC) == 9 and c.store.count(KIND_EPISODIC) == 8
+    assert c.entries.count(KIND_SEMANTIC) == 9 and c.entries.count(KIND_EPISODIC) == 8
     for bad in ('/nonexistent/x.jsonl', str(tmp_path)):
         with pytest.raises(RequestError):
             c.import_jsonl(bad)
@@ -248,7 +252,7 @@ def test_export_import_roundtrip(tmp_path, embedder):
 
 def test_qwen3_needs_its_pack_in_models_dir(tmp_path):
     with pytest.raises(FileNotFoundError, match='Qwen3-Embedding-0.6B'):
-        load_embedder('qwen3', models_dir=str(tmp_path))
+        text_embedder(EmbeddingConfig(backend='qwen3'), str(tmp_path))
 
 
 def test_name_learned_from_an_introduction_at_once(tmp_path, embedder):

@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import math
 import sqlite3
 import zoneinfo
@@ -13,13 +12,11 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lightomni_ros.core.consolidation.reminders import parse_time_intent
 from lightomni_ros.core.consolidation.summarizer import EXTRACTIVE, ExtractiveSummarizer
 from lightomni_ros.core.memory import vectors
 from lightomni_ros.core.memory.global_state import MergeTree, SgNode, approx_tokens, check_invariants
 from lightomni_ros.core.memory.profiles import Profile
-from lightomni_ros.core.memory.store import (KIND_SEMANTIC, MIGRATIONS, SCHEMA_VERSION, SemanticEntry, Store,
-                                             StoreError)
+from lightomni_ros.core.memory.store import MIGRATIONS, SCHEMA_VERSION, Store, StoreError
 
 UTC = zoneinfo.ZoneInfo('UTC')
 
@@ -30,10 +27,11 @@ def test_store_pragmas_and_foreign_keys(tmp_path):
     assert s.db.execute('PRAGMA journal_mode').fetchone()[0] == 'wal'
     assert s.db.execute('PRAGMA foreign_keys').fetchone()[0] == 1
     assert s.version == SCHEMA_VERSION
-    eid = s.add_semantic(SemanticEntry('<face_1> likes tea', 1.0, 2.0, face_ids=['<face_1>']), np.ones(4))
+    eid = s.insert_row('semantic', {'start': 1.0, 'end': 2.0, 'content': '<face_1> likes tea', 'norm': 'x'})
+    s.db.execute("INSERT INTO semantic_faces(entry_id, face_id) VALUES(?, '<face_1>')", (eid,))
     with pytest.raises(sqlite3.IntegrityError):
         s.db.execute("INSERT INTO semantic_faces(entry_id, face_id) VALUES(999, '<face_2>')")
-    s.delete_entries(KIND_SEMANTIC, [eid])
+    s.db.execute('DELETE FROM semantic WHERE id=?', (eid,))
     assert s.db.execute('SELECT count(*) FROM semantic_faces').fetchone()[0] == 0  # cascaded
     s.close()
 
@@ -48,8 +46,8 @@ def test_store_migrates_old_file_and_refuses_newer(tmp_path):
     db.close()
     s = Store(path)
     assert s.version == SCHEMA_VERSION
-    (e,) = s.all_entries(KIND_SEMANTIC)
-    assert e.content == 'kept across the upgrade' and e.mentions == 1
+    (row,) = s.db.execute('SELECT content, mentions FROM semantic').fetchall()
+    assert tuple(row) == ('kept across the upgrade', 1)
     s.db.execute(f'PRAGMA user_version={SCHEMA_VERSION + 1}')
     s.close()
     with pytest.raises(StoreError, match='newer'):
@@ -177,32 +175,3 @@ def test_extractive_summary_is_bounded_deterministic_and_labelled():
                                                       'heard "I work as a nurse."'], Profile('<face_2>'), 40)
     assert upd.name == 'Bob' and 'jazz' in upd.attributes['preferences']
     assert upd.attributes['occupation'] == 'nurse' and upd.producer == EXTRACTIVE
-
-
-# -- time intents ----------------------------------------------------------------------------------------------------
-NOW = dt.datetime(2026, 3, 2, 14, 0, tzinfo=UTC).timestamp()
-
-
-@pytest.mark.parametrize('text,due,task', [
-    ('Remind me to take the medicine in three minutes', (2, 14, 3), 'take the medicine'),
-    ('remind me to call mom at 5 pm', (2, 17, 0), 'call mom'),
-    ('Please remind me to water the plants tomorrow morning', (3, 9, 0), 'water the plants'),
-    ('remind me in 2 hours to stop the oven', (2, 16, 0), 'stop the oven'),
-    ('remind me to eat at noon', (3, 12, 0), 'eat'),
-    ('remind me to jog tomorrow at 7 am', (3, 7, 0), 'jog'),
-    ('remind me about the meeting in half an hour', (2, 14, 30), 'the meeting'),
-    ('remind me to leave in twenty-five minutes', (2, 14, 25), 'leave'),
-    ('in ten minutes remind me to check the tea', (2, 14, 10), 'check the tea'),
-    ('remind me to call Ann at 9 tonight', (2, 21, 0), 'call Ann'),
-])
-def test_time_intents(text, due, task):
-    intent = parse_time_intent(text, NOW, UTC)
-    assert intent is not None
-    got = dt.datetime.fromtimestamp(intent.due, UTC)
-    assert (got.day, got.hour, got.minute) == due
-    assert intent.text == task
-
-
-def test_no_time_intent():
-    assert parse_time_intent('what time is it?', NOW, UTC) is None
-    assert parse_time_intent('remind me to do it', NOW, UTC) is None

@@ -4,8 +4,11 @@
 
 from __future__ import annotations
 
+import os
+import pathlib
 import signal
 import sqlite3
+import threading
 import time
 
 import numpy as np
@@ -16,6 +19,7 @@ from harness import wait_for
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
 
+from lightomni_ros.core.memory import crypto
 from lightomni_ros.msg import FaceGallery, FaceIdentity, GlobalState, Reminder, Topic
 from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS
 from lightomni_ros.srv import (ExportMemory, Forget, GetGlobalState, ImportMemory, ListProfiles, QueryMemory,
@@ -136,9 +140,14 @@ def test_lifecycle_and_every_service(spawn, ros, tmp_path):
     pub_new.publish(Reminder(text='', due=stamp(now + 3)))                  # bad: no text -> WARN, node goes on
     pub_topic.publish(topic_msg(10, reminders=[Reminder(text='Water the plants.', due=stamp(now + 3.5))]))
     wait_for(lambda: len(due) >= 2, 20, what='the reminder sent at answer time')
-    time.sleep(1.5)
+    wait_for(lambda: any(s.nodes and max(n.last_segment for n in s.nodes) == 10 for s in states), 60,
+             what='Topic 10 (with its copy of the reminder) consolidated')
+    # A sentinel due after both copies: once it has fired, a copy stored apart would have fired before it.
+    pub_new.publish(Reminder(text='sentinel', due=stamp(max(now + 3.5, time.time()) + 1.5), source_segment=11))
+    wait_for(lambda: any(d.text == 'sentinel' for d in due), 30, what='the sentinel reminder')
     # whichever of the two arrives first is stored (DDS does not order messages across topics): one fires
-    assert [' '.join(d.text.lower().strip('.').split()) for d in due[1:]] == ['water the plants']
+    assert [' '.join(d.text.lower().strip('.').split()) for d in due[1:] if d.text != 'sentinel'] == \
+        ['water the plants']
     assert due[1].source_segment == 10
     wait_for(lambda: any('not stored' in st.message for a in diags for st in a.status), 10,
              what='a WARN for the empty reminder')
@@ -228,13 +237,15 @@ def test_lifecycle_and_every_service(spawn, ros, tmp_path):
 
 
 def _db_state(path):
-    db = sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10)
+    key = os.environ.get('LIGHTOMNI_MEMORY_KEY')      # pytest --encrypted-memory: the file is SQLCipher
+    db = crypto.connect(pathlib.Path(path), key, timeout=10) if key else \
+        sqlite3.connect(f'file:{path}?mode=ro', uri=True, timeout=10)
     try:
         segs = [r[0] for r in db.execute('SELECT source_segment FROM episodic ORDER BY source_segment')]
         pending = [r[0] for r in db.execute('SELECT segment_id FROM pending ORDER BY segment_id')]
         pinned = [r[0] for r in db.execute('SELECT id FROM semantic WHERE pinned=1 ORDER BY id')]
         return segs, pending, pinned
-    except sqlite3.OperationalError:
+    except Exception:  # noqa: BLE001 - not created yet, or locked (sqlite3 or sqlcipher3 errors)
         return [], [], []
     finally:
         db.close()
@@ -285,24 +296,25 @@ def test_sigkill_during_consolidation_loses_nothing(spawn, ros, tmp_path):
 
 def test_summarize_client_falls_back_to_extractive(ros):
     from lightomni_ros.core.memory.profiles import Profile
-    from lightomni_ros.nodes.consolidation import ServiceSummarizer
+    from lightomni_ros.nodes.consolidation import service_summarizer
 
     fallbacks = []
     texts = ['saw a red ball; heard "where is the ball?"', 'saw a red ball under the table']
-    s = ServiceSummarizer(ros.node, '/sum_test/summarize', 0.5, fallbacks.append)
+    s, client = service_summarizer(ros.node, '/sum_test/summarize', 0.5, fallbacks.append)
     assert s.merge(texts, 40).producer == 'extractive'  # no service at all
     mode = {'value': 'ok'}
+    release = threading.Event()
 
     def handle(req, resp):
         if mode['value'] == 'slow':
-            time.sleep(1.5)
+            release.wait(60)   # answers only after the client has given up (time-out 0.5 s)
         resp.success = mode['value'] != 'fail'
         resp.message = 'model busy' if not resp.success else ''
         resp.summary, resp.producer, resp.name = 'a red ball was lost and found', 'memory-adapter', 'Eve'
         return resp
 
     ros.node.create_service(Summarize, '/sum_test/summarize', handle)
-    wait_for(s.client.service_is_ready, 10, what='summarize service')
+    wait_for(client.service_is_ready, 10, what='summarize service')
     got = s.merge(texts, 40)
     assert (got.text, got.producer) == ('a red ball was lost and found', 'memory-adapter')
     upd = s.profile('<face_5>', texts, Profile('<face_5>', attributes={'persona': 'x'}), 40)
@@ -311,3 +323,4 @@ def test_summarize_client_falls_back_to_extractive(ros):
     assert s.merge(texts, 40).producer == 'extractive' and 'model busy' in fallbacks[-1]
     mode['value'] = 'slow'
     assert s.merge(texts, 40).producer == 'extractive' and 'timed out' in fallbacks[-1]
+    release.set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import importlib
+import json
 import os
 import pathlib
 import re
@@ -16,8 +17,10 @@ import sys
 import pytest
 import yaml
 from catkin_pkg.package import parse_package
+from harness import ros_only_python, wait_for
 
 from lightomni_ros.core import config as cfgmod
+from lightomni_ros.launch_runner.lifecycle import LifecycleClient
 from lightomni_ros.tools import gen_docs
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
@@ -100,8 +103,13 @@ def test_installed_layout_in_the_venv() -> None:
 
 
 @pytest.mark.slow
-def test_colcon_style_install_layout(tmp_path: pathlib.Path) -> None:
-    """A full CMake build as colcon runs it (Python package and executables included) installs a working layout."""
+@pytest.mark.timeout(900)   # a first CMake build of the interfaces takes minutes on a loaded 2-core machine
+def test_colcon_style_install_layout(spawn, tmp_path: pathlib.Path) -> None:
+    """A full CMake build as colcon runs it (Python package and executables included) installs a working layout.
+
+    Its executables also run with install/setup.bash not sourced, from another folder: a ROS-only Python (a robot's
+    sourced ROS 2: rclpy and the dependencies, not this package) starts ``lightomni`` and a node executable.
+    """
     # A workspace as colcon lays it out: the package source in its own folder (the venv must not sit inside the
     # source tree, or CMake refuses the exported numpy include path), a build folder kept between runs, an install.
     work = REPO / 'build' / 'colcon_check'
@@ -141,6 +149,28 @@ def test_colcon_style_install_layout(tmp_path: pathlib.Path) -> None:
             'from lightomni_ros.cli import main; sys.exit(main(["--help"]))')
     res = subprocess.run([sys.executable, '-c', code], env=run_env, capture_output=True, text=True, cwd=tmp_path)
     assert res.returncode == 0 and 'launch' in res.stdout, res.stderr[-2000:]
+
+    # Nothing of the workspace sourced: python3 on PATH is a ROS-only interpreter that cannot import this package.
+    python, extra = ros_only_python(tmp_path / 'ros')
+    robot = {k: v for k, v in spawn.env(**extra).items()
+             if k not in ('AMENT_PREFIX_PATH', 'PYTHONPATH', 'FASTDDS_DEFAULT_PROFILES_FILE')}
+    robot['PATH'] = str(pathlib.Path(python[0]).parent) + os.pathsep + robot.get('PATH', '')
+    probe = subprocess.run(['python3', '-c', 'import rclpy, importlib.util as u; print(u.find_spec("lightomni_ros"))'],
+                           env=robot, capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert probe.stdout.strip() == 'None', probe.stdout + probe.stderr
+    res = subprocess.run([str(prefix / 'lib' / 'lightomni_ros' / 'lightomni'), 'doctor', '--json', '--no-graph',
+                          '--no-hash'], env=robot, capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    checks = {c['name']: c for c in json.loads(res.stdout)['checks']}
+    assert res.returncode == 0, [c for c in checks.values() if c['status'] == 'error']
+    assert f'lightomni_ros in {prefix}' in checks['ament index']['detail'] and checks['interfaces']['status'] == 'ok'
+    assert str(prefix / 'share' / 'lightomni_ros' / 'config' / 'fastdds.xml') in checks['dds profile']['detail']
+    node = spawn.start([str(prefix / 'lib' / 'lightomni_ros' / 'consolidation_node')], name='node', env=robot,
+                       cwd=tmp_path)
+    with LifecycleClient() as client:
+        state = wait_for(lambda: client.get_state('/consolidation', timeout=5.0) or node.proc.poll() is not None,
+                         180.0, what='the installed consolidation_node answering get_state')
+    assert state == 'unconfigured', node.output
+    assert node.stop() == 0, node.output
 
 
 def test_generated_docs_are_current() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lightomni_ros.core.memory.profiles import introduced_name
+from lightomni_ros.core.text import introduced_name
 from lightomni_ros.core.reflex.people import PersonSeen, people_answer, people_window, speaking_face
 from lightomni_ros.core.reflex.sleep import fallback_topic
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, SegmentInput
@@ -31,7 +31,8 @@ def test_introduced_name() -> None:
 def test_people_window() -> None:
     assert people_window('Where are my keys?', NOW, UTC) is None
     assert people_window('Who is Barack?', NOW, UTC) is None
-    assert people_window('Who did I talk to this morning?', NOW, UTC) == (at(0), at(12), 'this morning')
+    # the window is read by core.timeparse: the morning runs from 5 to 12
+    assert people_window('Who did I talk to this morning?', NOW, UTC) == (at(5), at(12), 'this morning')
     assert people_window('who visited me this afternoon', NOW, UTC) == (at(12), NOW, 'this afternoon')
     assert people_window('Who was here yesterday?', NOW, UTC) == (at(0, 4), at(0), 'yesterday')
     assert people_window('Who have you seen in the last hour?', NOW, UTC) == (NOW - 3600, NOW, 'in the last hour')
@@ -50,11 +51,13 @@ def test_people_answer() -> None:
 
 
 def test_who_spoke_and_what_was_seen() -> None:
-    radio = SegmentInput(1, 0, 5, transcript='And so my fellow Americans')
+    radio = SegmentInput(segment_id=1, start=0, end=5, transcript='And so my fellow Americans')
     assert radio.speaker == UNSEEN_SPEAKER
-    assert SegmentInput(2, 0, 5, typed_text='hello').speaker == 'someone'
-    assert SegmentInput(3, 0, 5, transcript='hi', face_ids=['<face_1>', '<face_2>']).speaker == 'someone'
-    one = SegmentInput(4, 0, 5, transcript='bin blue at f two now', face_ids=['<face_5>'], visual_tags=['desk'])
+    assert SegmentInput(segment_id=2, start=0, end=5, typed_text='hello').speaker == 'someone'
+    assert SegmentInput(segment_id=3, start=0, end=5, transcript='hi',
+                        face_ids=['<face_1>', '<face_2>']).speaker == 'someone'
+    one = SegmentInput(segment_id=4, start=0, end=5, transcript='bin blue at f two now', face_ids=['<face_5>'],
+                       visual_tags=['desk'])
     assert one.speaker == '<face_5>'
     t = fallback_topic(one, '', 'test')
     assert t.visual == '<face_5> talking, desk' and t.semantic == ['<face_5> said: bin blue at f two now']
@@ -68,7 +71,8 @@ def test_speaking_face_is_the_one_seen_while_the_words_were_spoken() -> None:
     assert speaking_face([('<face_0>', 12.0), ('<face_1>', 13.0)], speech_start=11.0) == '', 'both in view'
     assert speaking_face([('<face_0>', 10.8)], speech_start=11.0) == '<face_0>', 'within the keyframe slack'
     assert speaking_face([], speech_start=11.0) == ''
-    seg = SegmentInput(5, 10, 15, transcript='Hello, my name is Joe.', face_ids=['<face_0>', '<face_1>'],
+    seg = SegmentInput(segment_id=5, start=10, end=15, transcript='Hello, my name is Joe.',
+                       face_ids=['<face_0>', '<face_1>'],
                        speaker_face='<face_1>')
     assert seg.speaker == '<face_1>'
     t = fallback_topic(seg, '', 'test')

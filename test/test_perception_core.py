@@ -15,10 +15,10 @@ from lightomni_ros.core.perception.faces import FacePipeline, FacesConfig, Ident
 from lightomni_ros.core.perception.frames import (FramesConfig, ImageEncoder, ImageFormatError, KeyframeFilter,
                                                   KeyframeSampler, decode_compressed, decode_image, encode_jpeg)
 from lightomni_ros.core.perception.imagenet_labels import LABELS
-from lightomni_ros.core.perception.pipeline import AudioPath
-from lightomni_ros.core.perception.segmenter import (END_OF_SPEECH, TIMEOUT, TYPED_TEXT, FaceSeen, KeyframeData,
-                                                     PerceptionState, Segmenter, SegmenterConfig)
+from lightomni_ros.core.perception.pipeline import AudioPath, SpeechEnded
+from lightomni_ros.core.perception.segmenter import PerceptionState, Segmenter, SegmenterConfig
 from lightomni_ros.core.perception.vad import SileroVad, StreamingVad, VadConfig
+from lightomni_ros.core.segment import END_OF_SPEECH, TIMEOUT, TYPED_TEXT, FaceSeen, KeyframeData
 from lightomni_ros.eval.perception_media import (FACES, GRID, SPEECH, load_audio, load_image, load_video,
                                                  media_dir, normalize, word_errors)
 
@@ -140,9 +140,9 @@ def test_grid_clip_gives_one_span_holding_the_sentence(clip: str, vad_model: Sil
     for ch in stream_chunks(np.concatenate([pad, x, pad]), sr):
         events += path.push(*ch)
     events += path.flush()
-    spans = [e for e in events if e[0] == 'end']
+    spans = [e for e in events if isinstance(e, SpeechEnded)]
     assert len(spans) == 1, f'{clip}: {len(spans)} speech spans'
-    _, t0, t1, audio = spans[0]
+    t0, t1, audio = spans[0].start, spans[0].end, spans[0].audio
     lo, hi = _speech_region(x, sr)
     clip_start = 100.0 + 1.0
     # The span covers the loud part of the sentence and stays inside the clip's own silence.
@@ -176,7 +176,7 @@ def test_ambient_sound_without_speech_gives_no_span(vad_model: SileroVad) -> Non
     for ch in stream_chunks(ambient.astype(np.float32), sr):
         events += path.push(*ch)
     events += path.flush()
-    assert not [e for e in events if e[0] == 'end'], events
+    assert not [e for e in events if isinstance(e, SpeechEnded)], events
 
 
 @needs_media
@@ -187,8 +187,8 @@ def test_jfk_stereo_44k_streaming_transcript(vad_model: SileroVad, asr: Transcri
     vad_model.reset()
     spans = []
     for ch in stream_chunks(np.concatenate([x, np.zeros((sr, 2), np.float32)]), sr, fmt='F32LE'):
-        spans += [e for e in path.push(*ch) if e[0] == 'end']
-    text = ' '.join(asr.transcribe(s[3]).text for s in spans)
+        spans += [e for e in path.push(*ch) if isinstance(e, SpeechEnded)]
+    text = ' '.join(asr.transcribe(s.audio).text for s in spans)
     errors, n = word_errors(SPEECH['speech/jfk.flac'], text)
     assert errors / n <= 0.1, text
 
@@ -330,7 +330,7 @@ def test_encoder_export_is_keyed_by_the_weights_content(tmp_path) -> None:
     """A new virtual environment installing the same weights reuses the cached ONNX export instead of adding one."""
     import os
 
-    from lightomni_ros.core.perception.frames import _weights_key
+    from lightomni_ros.core.models import content_key as _weights_key
 
     a, b, c = tmp_path / 'a.pth', tmp_path / 'venv2' / 'a.pth', tmp_path / 'c.pth'
     b.parent.mkdir()

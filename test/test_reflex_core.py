@@ -16,6 +16,8 @@ from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
 from lightomni_ros.core.reflex.latent import LatentHeads, fused_query
 from lightomni_ros.core.reflex.people import PersonSeen
 from lightomni_ros.core.reflex.types import MemoryItem, Retrieved, SegmentInput
+from lightomni_ros.core.summary import SummaryRequest
+from lightomni_ros.core.topic import ReminderIntent
 
 
 class ListMemory:
@@ -24,10 +26,10 @@ class ListMemory:
     def __init__(self) -> None:
         self.queries = []
 
-    def query(self, vector, text, k_semantic, k_episodic, face_ids):
-        self.queries.append((np.asarray(vector), text, k_semantic, k_episodic, list(face_ids)))
+    def query(self, q):
+        self.queries.append((np.asarray(q.vector), q.text, q.k_semantic, q.k_episodic, list(q.face_ids)))
         return Retrieved(semantic=[MemoryItem('semantic:3', 'Ana keeps her keys in the blue bowl.', 0.8)],
-                         profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana (occupation: nurse)') for f in face_ids])
+                         profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana (occupation: nurse)') for f in q.face_ids])
 
     def people(self):
         return [PersonSeen('<face_1>', 'Ana', 90.0, 100.0), PersonSeen('<face_2>', 'Bob', 50.0, 60.0)]
@@ -43,7 +45,8 @@ def engine():
 
 def question(sid: int = 7, typed: bool = False) -> SegmentInput:
     text = 'Robot, where did I put my keys?'
-    return SegmentInput(sid, 100.0, 105.0, transcript='' if typed else text, typed_text=text if typed else '',
+    return SegmentInput(segment_id=sid, start=100.0, end=105.0, transcript='' if typed else text,
+                        typed_text=text if typed else '',
                         face_ids=['<face_1>'], visual_tags=['hallway', 'door'])
 
 
@@ -63,7 +66,7 @@ def test_question_yields_action(engine):
 
 def test_fused_query_moves_with_transcript(engine):
     a = engine.reflex_pass(question(8))
-    b = engine.reflex_pass(SegmentInput(9, 0, 5, transcript='What is the weather like today?'))
+    b = engine.reflex_pass(SegmentInput(segment_id=9, start=0, end=5, transcript='What is the weather like today?'))
     assert a.query.shape == b.query.shape == (384,)
     assert float(a.query @ b.query) < 0.999
     # the fused query is normalize(z_ret + e(text)), not e(text) alone
@@ -96,17 +99,19 @@ def test_caches_serve_later_passes(engine):
 
 def test_only_typed_text_overrides_the_action_head(engine):
     """Spoken questions are the head's alone (radio, TV and people ask questions too); typed text is addressed."""
-    spoken = SegmentInput(13, 100.0, 104.0, transcript='Where were you on the night of the fire?')
+    spoken = SegmentInput(segment_id=13, start=100.0, end=104.0, transcript='Where were you on the night of the fire?')
     d = engine.decide(spoken, 1.01, 1.01, 12, 4)           # thresholds no probability reaches
     assert not d.speak and not d.search and not d.response
-    typed = SegmentInput(14, 100.0, 104.0, typed_text='Where is the umbrella?', face_ids=['<face_1>'])
+    typed = SegmentInput(segment_id=14, start=100.0, end=104.0, typed_text='Where is the umbrella?',
+                         face_ids=['<face_1>'])
     d = engine.decide(typed, 1.01, 1.01, 12, 4)
     assert d.speak and d.search and 'speech by typed-text rule' in d.notes
 
 
 def test_memory_pass_asks_memory_for_the_names_in_view(engine):
     engine.memory.queries.clear()
-    seg = SegmentInput(15, 200.0, 203.0, transcript='I left my glasses on the shelf.', face_ids=['<face_1>'])
+    seg = SegmentInput(segment_id=15, start=200.0, end=203.0, transcript='I left my glasses on the shelf.',
+                       face_ids=['<face_1>'])
     engine.memory_pass(seg, '', max_new_tokens=2)
     vec, text, ks, ke, faces = engine.memory.queries[-1]
     assert len(vec) == 0 and (ks, ke) == (0, 0) and faces == ['<face_1>']
@@ -115,29 +120,33 @@ def test_memory_pass_asks_memory_for_the_names_in_view(engine):
 
 def test_memory_pass_non_json_still_gives_topic(engine):
     said = 'Remember that the wifi password is tulip. Remind me to call Bob in three minutes.'
-    seg = SegmentInput(12, 200.0, 206.0, transcript=said, face_ids=['<face_1>'])
+    seg = SegmentInput(segment_id=12, start=200.0, end=206.0, transcript=said, face_ids=['<face_1>'])
     topic = engine.memory_pass(seg, 'Sure.', max_new_tokens=3)   # 3 tokens cannot close a JSON object
     assert topic is not None and topic.producer == 'fallback-parser' and topic.problem
     assert topic.remembered == ['the wifi password is tulip']
-    assert topic.reminders and topic.reminders[0]['text'] == 'call Bob' and topic.reminders[0]['due'] == 206.0 + 180
+    assert topic.reminders and topic.reminders[0].text == 'call Bob' and topic.reminders[0].due == 206.0 + 180
     assert engine.memory_pass(seg, 'Sure.', stop=lambda: True, max_new_tokens=4) is None, 'pre-emption'
 
 
 def test_summarize_merge(engine):
-    out = engine.summarize('merge', ['Ana came home.', 'Ana cooked pasta. It was late.'], max_tokens=6)
-    assert out['summary'] and out['producer'] in ('memory-adapter', 'extractive')
-    prof = engine.summarize('profile', ['My name is Ana and I work as a nurse.'], face_id='<face_1>', max_tokens=4)
-    assert prof['name'] == 'Ana' and prof['attributes']['persona']
+    out = engine.summarize(SummaryRequest(mode='merge', texts=['Ana came home.', 'Ana cooked pasta. It was late.'],
+                                          max_tokens=6))
+    assert out.summary and out.producer in ('memory-adapter', 'extractive')
+    prof = engine.summarize(SummaryRequest(mode='profile', texts=['My name is Ana and I work as a nurse.'],
+                                           face_id='<face_1>', max_tokens=4))
+    assert prof.name == 'Ana' and prof.attributes['persona']
+    with pytest.raises(ValueError, match='face_id'):
+        engine.summarize(SummaryRequest(mode='profile', texts=['x']))
 
 
 def test_parsing_repairs():
-    seg = SegmentInput(1, 0, 10, transcript='hello', face_ids=['<face_2>'])
+    seg = SegmentInput(segment_id=1, start=0, end=10, transcript='hello', face_ids=['<face_2>'])
     good = sleep.topic_from_reply(seg, 'hi', "```json\n{'visual': 'a kitchen', 'semantic': ['Bob likes tea',],}\n```")
     assert good.producer == 'memory-adapter' and good.semantic == ['Bob likes tea'] and good.visual == 'a kitchen'
     bad = sleep.topic_from_reply(seg, 'hi', 'I cannot do that')
     assert bad.producer == 'fallback-parser' and 'not JSON' in bad.problem and bad.audio == 'hello'
-    assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == {
-        'due': 15.0, 'text': 'stretch', 'face_id': ''}
+    assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == ReminderIntent(
+        due=15.0, text='stretch', face_id='')
 
 
 def test_heads_roundtrip(tmp_path):
@@ -178,8 +187,8 @@ def test_action_head_reading_both_halves(tmp_path):
 
 def test_prompt_does_not_carry_the_segment_id():
     # the id is a run-time counter: a prompt that showed it would differ between training and the node
-    a = SegmentInput(3, 10.0, 14.0, transcript='where is the umbrella?', face_ids=['<face_1>'])
-    b = SegmentInput(48213, 10.0, 14.0, transcript='where is the umbrella?', face_ids=['<face_1>'])
+    a = SegmentInput(segment_id=3, start=10.0, end=14.0, transcript='where is the umbrella?', face_ids=['<face_1>'])
+    b = SegmentInput(segment_id=48213, start=10.0, end=14.0, transcript='where is the umbrella?', face_ids=['<face_1>'])
     assert render_segment(a) == render_segment(b)
     assert 'umbrella' in render_segment(a) and '4 s' in render_segment(a)
 
@@ -216,9 +225,14 @@ def test_user_pass_preempts_sleep_work(engine):
 
     seg = question(21)
     result = {}
+    decoding = threading.Event()
+
+    def stop() -> bool:
+        decoding.set()   # asked between model calls: the memory pass is under way
+        return engine.preemption.pending()
 
     def sleeper():
-        result['topic'] = engine.memory_pass(seg, 'ok', stop=engine.preemption.pending, max_new_tokens=200)
+        result['topic'] = engine.memory_pass(seg, 'ok', stop=stop, max_new_tokens=200)
         result['t'] = __import__('time').perf_counter()
 
     eos = engine.backbone.tokenizer.eos_ids
@@ -226,7 +240,7 @@ def test_user_pass_preempts_sleep_work(engine):
     th = threading.Thread(target=sleeper)
     th.start()
     try:
-        __import__('time').sleep(1.0)   # the memory pass is decoding now
+        assert decoding.wait(120), 'the memory pass never reached a model-call boundary'
         d = engine.decide(question(22), 0.5, 0.5, 12, 4)
         th.join(60)
     finally:
@@ -239,16 +253,19 @@ def test_user_pass_preempts_sleep_work(engine):
 
 def test_recent_interactions_are_recalled_before_consolidation(engine):
     engine.recent.clear()
-    said = SegmentInput(20, 200.0, 203.0, transcript='My passport is in the red suitcase.', face_ids=['<face_2>'])
+    said = SegmentInput(segment_id=20, start=200.0, end=203.0, transcript='My passport is in the red suitcase.',
+                        face_ids=['<face_2>'])
     engine.decide(said, 0.5, 0.5, 12, 4)
-    engine.decide(SegmentInput(21, 204.0, 206.0, typed_text='Where is my passport?'), 0.5, 0.5, 12, 4)
-    d = engine.decide(SegmentInput(22, 210.0, 212.0, typed_text='Robot, where is my passport?'), 0.5, 0.5, 12, 4)
+    engine.decide(SegmentInput(segment_id=21, start=204.0, end=206.0,
+                               typed_text='Where is my passport?'), 0.5, 0.5, 12, 4)
+    d = engine.decide(SegmentInput(segment_id=22, start=210.0, end=212.0,
+                                   typed_text='Robot, where is my passport?'), 0.5, 0.5, 12, 4)
     # the statement is a candidate (not yet in the store); the earlier question is not kept
     assert 'recent:20' in d.memory_ids and 'recent:21' not in d.memory_ids
     assert d.response_source in ('generated', 'extractive') and d.response
     if d.response_source == 'extractive':
         assert 'red suitcase' in d.response and any(n.startswith('extractive: ') for n in d.notes)
-    assert [m.ref for m, _ in engine.recent] == ['recent:20']
+    assert [m.ref for m, _, _ in engine.recent] == ['recent:20']
 
 
 def test_global_state_update_never_waits_for_the_model(engine):
@@ -277,7 +294,8 @@ def test_prefixes_are_warmed_in_sleep_time(engine):
 
 
 def test_who_question_is_answered_from_the_profiles(engine):
-    seg = SegmentInput(31, 100.0, 104.0, transcript='Robot, who did I talk to today?', face_ids=['<face_1>'])
+    seg = SegmentInput(segment_id=31, start=100.0, end=104.0, transcript='Robot, who did I talk to today?',
+                       face_ids=['<face_1>'])
     d = engine.decide(seg, 0.5, 0.5, 12, 4)
     assert d.speak and d.response_source == 'template' and 'generation' not in d.latency_ms
     assert d.response == 'Today I saw Bob.', 'the asker is not listed'

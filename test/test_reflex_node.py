@@ -30,7 +30,8 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     reflex = spawn.python('-m', 'lightomni_ros.nodes.reflex', *ros_args, '-r', '__node:=reflex',
                           '-p', 'export.backend:=torch', '-p', 'backbone.max_new_tokens:=6',
                           '-p', 'backbone.memory_max_new_tokens:=8', '-p', 'sleep_idle_s:=0.1',
-                          '-p', 'backbone.threads:=1', name='reflex')
+                          '-p', 'backbone.threads:=1', '-p', f'sleep_queue_path:={tmp_path / "reflex_queue.db"}',
+                          name='reflex')
     actions = ros.collect(Action, f'{NS}/actions', RELIABLE_QOS)
     topics = ros.collect(Topic, f'{NS}/topics', RELIABLE_QOS)
     requested = ros.collect(Reminder, f'{NS}/reminders/new', RELIABLE_QOS)

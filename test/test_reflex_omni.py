@@ -17,7 +17,7 @@ from lightomni_ros.core.reflex.backbone import QWEN_SPECIAL_START, VISION_START
 from lightomni_ros.core.reflex.config import BackboneConfig, PruningConfig
 from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
 from lightomni_ros.core.reflex.pruning import anchor_indices, prune, salient_count
-from lightomni_ros.core.reflex.retrieval import TextEmbedder
+from lightomni_ros.core.embedding import text_embedder
 from lightomni_ros.core.reflex.types import SegmentInput
 
 SIZE = 224   # 8x8 = 64 visual tokens per frame keeps the test cheap; the bench uses 448 (256 tokens)
@@ -25,7 +25,7 @@ SIZE = 224   # 8x8 = 64 visual tokens per frame keeps the test cheap; the bench 
 
 @pytest.fixture(scope='module')
 def embedder():
-    return TextEmbedder()
+    return text_embedder(set_threads=False)
 
 
 @pytest.fixture(scope='module')
@@ -50,7 +50,8 @@ def frames(seed: int = 0) -> list[np.ndarray]:
 
 
 def seg(sid: int) -> SegmentInput:
-    return SegmentInput(sid, 0.0, 5.0, transcript='What am I holding?', face_ids=['<face_2>'], frames=frames())
+    return SegmentInput(segment_id=sid, start=0.0, end=5.0, transcript='What am I holding?', face_ids=['<face_2>'],
+                        frames=frames())
 
 
 def test_tokenizer_is_real_qwen(omni):
@@ -116,11 +117,12 @@ def test_onnx_parity(which, omni, embedder, tmp_path):
     else:
         eng = ReflexEngine(EngineConfigs(backbone=BackboneConfig(threads=2)), embedder=embedder)
         eng.set_global_state(1, '[10:00--10:05] <face_1> put the keys in the blue bowl.')
-        s = SegmentInput(6, 0, 5, transcript='Where are my keys?', face_ids=['<face_1>'])
+        s = SegmentInput(segment_id=6, start=0, end=5, transcript='Where are my keys?', face_ids=['<face_1>'])
     path = export.export_onnx(eng, s, tmp_path / f'{which}.onnx')
     runner = export.OnnxReflex(path)
     assert runner.name == 'onnxruntime-cpu'
-    for probe in (s, SegmentInput(s.segment_id + 100, 0, 9, transcript='A different, longer sentence for a '
+    for probe in (s, SegmentInput(segment_id=s.segment_id + 100, start=0, end=9,
+                                  transcript='A different, longer sentence for a '
                                   'different sequence length than the export.', frames=s.frames[:2])):
         ref = eng.reflex_pass(probe)
         emb, pos = eng.full_sequence(probe)
@@ -141,7 +143,7 @@ def test_audio_as_native_tokens(omni, tmp_path):
     wav = tmp_path / 'a.wav'
     t = np.arange(16000 * 5) / 16000
     soundfile.write(wav, (0.3 * np.sin(2 * np.pi * 220 * t)).astype(np.float32), 16000)
-    s = SegmentInput(40, 0.0, 5.0, transcript='Listen to this.', audio_uri=f'file://{wav}')
+    s = SegmentInput(segment_id=40, start=0.0, end=5.0, transcript='Listen to this.', audio_uri=f'file://{wav}')
     feats = omni.segment_features(s)
     assert feats['audio'] is not None and feats['audio'].shape == (125, omni.backbone.hidden_size)  # 25 tokens/s
     parts = omni.backbone.segment_parts(s, feats)
@@ -149,7 +151,7 @@ def test_audio_as_native_tokens(omni, tmp_path):
     assert len(audio) == 1 and len(audio[0]) == 127 and torch.equal(audio[0].pos[0], torch.arange(127))
     out = omni.reflex_pass(s)
     assert out.prompt_tokens > 127
-    bad = SegmentInput(41, 0.0, 5.0, transcript='x', audio_uri=str(tmp_path / 'missing.wav'))
+    bad = SegmentInput(segment_id=41, start=0.0, end=5.0, transcript='x', audio_uri=str(tmp_path / 'missing.wav'))
     assert omni.segment_features(bad)['audio'] is None   # logged, not a crash
 
 

@@ -202,9 +202,10 @@ def _check_echo_replay(out: pathlib.Path, result: dict, bag: pathlib.Path) -> No
 def test_replay_into_a_running_graph(spawn, domain_id: int, echo_bag: pathlib.Path, tmp_path: pathlib.Path) -> None:
     """--no-launch: the echo node runs in another process; every probe is scored from what it published."""
     child = spawn.python(str(ECHO), name='echo')
-    opts = replay.ReplayOptions(linger=1.5, wait_subscribers=20.0)
+    opts = replay.ReplayOptions(linger=0.0, drain=True, drain_timeout=60.0, wait_subscribers=20.0)
     result = replay.run_replay(echo_bag, tmp_path / 'out', opts, launch_file=None)
     assert child.proc.poll() is None, child.output
+    assert result['drain']['drained'], result['drain']
     assert result['subscribers'] == {'/audio': 1, '/camera/image_raw/compressed': 1, '/text_input': 1}
     _check_echo_replay(tmp_path / 'out', result, echo_bag)
 
@@ -239,8 +240,8 @@ def test_replay_starts_the_graph_from_a_launch_file(
     launch_file = tmp_path / 'echo.launch.py'
     launch_file.write_text(LAUNCH)
     out = tmp_path / 'out'
-    code = cli.main(['replay', str(echo_bag), '-o', str(out), '--launch-file', str(launch_file), '--linger', '1.5',
-                     '--wait', '20'])
+    code = cli.main(['replay', str(echo_bag), '-o', str(out), '--launch-file', str(launch_file), '--linger', '0',
+                     '--drain', '--wait', '20'])
     printed = capsys.readouterr().out
     assert code == 1, printed
     assert 'probe capital' in printed and '3/4 probes passed' in printed
@@ -313,7 +314,8 @@ def test_demo_verb(spawn, domain_id: int, tmp_path: pathlib.Path, capsys: pytest
     spawn.python(str(ECHO), name='echo')
     path = tmp_path / 'echo.yaml'
     path.write_text(SCENARIO)
-    code = cli.main(['demo', '--scenario', str(path), '-o', str(tmp_path / 'demo'), '--no-launch', '--linger', '1'])
+    code = cli.main(['demo', '--scenario', str(path), '-o', str(tmp_path / 'demo'), '--no-launch', '--linger', '0',
+                     '--drain'])
     printed = capsys.readouterr().out
     assert code == 1, printed
     assert 'What the robot said:' in printed and '[reminder]' in printed
@@ -352,6 +354,60 @@ def test_fresh_state_config(tmp_path: pathlib.Path) -> None:
     assert cons['/**']['ros__parameters']['memory']['memory_dir'] == str(tmp_path / 'state' / 'memory')
     original = yaml.safe_load((REPO / 'config' / 'consolidation.yaml').read_text())
     cons['/**']['ros__parameters']['memory']['memory_dir'] = original['/**']['ros__parameters']['memory']['memory_dir']
+    # the folder of audio clips a forget may delete from is perception's, in the run folder too
+    assert cons['/**']['ros__parameters']['privacy']['audio_dir'] == str(tmp_path / 'state' / 'segments')
+    cons['/**']['ros__parameters']['privacy']['audio_dir'] = ''
     assert cons == original   # nothing else changed
+    reflex = yaml.safe_load((tmp_path / 'config' / 'reflex.yaml').read_text())
+    assert reflex['/**']['ros__parameters']['sleep_queue_path'] == str(tmp_path / 'state' / 'reflex_sleep_queue.db')
     assert sorted(p.name for p in (tmp_path / 'config').iterdir()) == sorted(p.name for p in (REPO / 'config').glob(
         '*.yaml'))
+
+
+def test_drain_waits_for_each_stage_of_the_graph(ros) -> None:
+    """The drain watch over DDS: each unfinished stage is named until its node reports it done and the S_g arrived."""
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+    from lightomni_ros.msg import GlobalState
+    from lightomni_ros.nodes.common import LATCHED_QOS
+
+    from lightomni_ros.eval.drain import DrainWatch
+
+    watch = DrainWatch(ros.node, '/lightomni')
+    watch.texts['/text_input'] = (2, {'perception'})
+    diag = ros.node.create_publisher(DiagnosticArray, '/diagnostics', 10)
+    state = ros.node.create_publisher(GlobalState, '/lightomni/global_state', LATCHED_QOS)
+    nodes = {'perception': {'text_received': 1, 'segments': 3, 'output_pending': 1, 'audio_queue': 0},
+             'reflex': {'segments': 2, 'warn.segment': 0, 'sleep_pending': 1, 'topics.memory-adapter': 2},
+             'consolidation': {'topics.stored': 1, 'topics_consolidated': 1, 'queue_depth': 1, 'sg_version': 4}}
+
+    def report(**changes: dict) -> None:
+        for node, values in changes.items():
+            nodes[node].update(values)
+        arr = DiagnosticArray(status=[DiagnosticStatus(name=f'{n}: {n}', hardware_id=n, values=[
+            KeyValue(key=k, value=str(v)) for k, v in values.items()]) for n, values in nodes.items()])
+        diag.publish(arr)
+
+    def settled(gone: str, **changes: dict) -> list[str]:
+        """Report ``changes`` until no pending item mentions ``gone``; return what is still pending."""
+        def check() -> list[str] | None:
+            report(**changes)
+            left = watch.pending()
+            return left if not any(gone in p for p in left) else None
+        return wait_for(check, 20.0, what=f'"{gone}" to be settled (pending: {watch.pending()})')
+
+    assert watch.pending() == ['no diagnostics from reflex yet']
+    first = wait_for(lambda: (report(), len(watch.pending()) == 7 and watch.pending())[1], 20.0,
+                     what='every stage pending')
+    assert 'perception received 1 of 2 typed texts' in first
+    assert watch.begin(5.0)   # the replay starts: the one text perception had before is not one of ours
+    assert 'perception received 0 of 2 typed texts' in watch.pending()
+    assert 'perception has 1 segment(s)' in settled('typed texts', perception={'text_received': 3})[0]
+    assert 'reflex answered 2 of 3 segments' in settled('perception has', perception={'output_pending': 0})[0]
+    assert 'sleep-time memory pass' in settled('reflex answered', reflex={'warn.segment': 1})[0]
+    assert 'consolidation stored 1 of 2 Topics' in settled('sleep-time', reflex={'sleep_pending': 0})[0]
+    assert 'consolidation queue holds 1' in settled('Topics', consolidation={'topics.stored': 2})[0]
+    assert settled('queue holds', consolidation={'queue_depth': 0}) == ['S_g version 4 not received yet (have -1)']
+    state.publish(GlobalState(version=4))
+    result = watch.wait(60.0)
+    assert result['drained'] and result['pending'] == [] and result['sg_version'] == 4, result
+    watch.close(ros.node)

@@ -49,15 +49,16 @@ def test_memories_show_names_then_entries_oldest_first_with_short_times() -> Non
 
 
 def test_perception_names_who_spoke_and_marks_an_unseen_speaker() -> None:
-    seg = SegmentInput(3, 0.0, 4.0, transcript='Where are my keys?', face_ids=['<face_1>', '<face_2>'],
+    seg = SegmentInput(segment_id=3, start=0.0, end=4.0, transcript='Where are my keys?',
+                       face_ids=['<face_1>', '<face_2>'],
                        visual_tags=['kitchen'], speaker_face='<face_1>')
     text = P.perception_text(seg, {'<face_1>': 'Joe'})
     assert 'Visible people: Joe (<face_1>), <face_2>' in text and 'Joe (<face_1>) said: "Where are my keys?"' in text
     assert 'segment' not in text and '3' not in text.split('\n')[0], 'no segment id'
-    radio = SegmentInput(4, 0.0, 4.0, transcript='The bridge is closed.')
+    radio = SegmentInput(segment_id=4, start=0.0, end=4.0, transcript='The bridge is closed.')
     text = P.perception_text(radio)
     assert f'{UNSEEN_SPEAKER} said:' in text and 'Visible people: nobody' in text
-    typed = SegmentInput(5, 0.0, 1.0, typed_text='Remember the keys.', face_ids=['<face_2>'])
+    typed = SegmentInput(segment_id=5, start=0.0, end=1.0, typed_text='Remember the keys.', face_ids=['<face_2>'])
     assert 'Typed by <face_2>: "Remember the keys."' in P.perception_text(typed)
 
 

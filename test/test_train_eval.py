@@ -61,9 +61,10 @@ def test_plot(tmp_path):
 
 
 def _topic(semantic, remembered=(), producer='memory-adapter'):
-    from lightomni_ros.core.reflex.types import TopicOut
+    from lightomni_ros.core.topic import TopicData
 
-    return TopicOut(1, 0, 1, [], list(semantic), list(remembered), '', '', '', [], [], producer)
+    return TopicData(segment_id=1, start=0, end=1, semantic=list(semantic), remembered=list(remembered),
+                     producer=producer)
 
 
 def _rec(**kw):

@@ -117,13 +117,14 @@ def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):
 def test_memory_targets_parse_into_topics(train):
     """The memory JSON the adapter learns is what topic_from_reply reads back, fact for fact."""
     for p in train['pairs']['memory'][:200]:
-        seg = SegmentInput(1, p['start'], p['end'], transcript=p['transcript'], typed_text=p['typed_text'],
+        seg = SegmentInput(segment_id=1, start=p['start'], end=p['end'], transcript=p['transcript'],
+                           typed_text=p['typed_text'],
                            face_ids=p['face_ids'])
         t = topic_from_reply(seg, '', '{' + P.memory_target(p['target']))
         assert t.producer == 'memory-adapter', t.problem
         assert t.semantic == p['target']['semantic'] and t.visual == p['target']['visual']
         assert t.remembered == (p['target']['remembered'] or t.remembered)
-        assert [r['text'] for r in t.reminders] == [r['text'] for r in p['target']['reminders']] or \
+        assert [r.text for r in t.reminders] == [r['text'] for r in p['target']['reminders']] or \
             not p['target']['reminders']
     gen = train['pairs']['generation']
     assert len(gen) > len([e for e in train['examples'] if e['speech'] and not e['noise']])   # probes add pairs

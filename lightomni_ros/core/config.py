@@ -5,6 +5,10 @@
 A config field is declared with :func:`param`, which records its documentation and bounds once; the nodes declare
 ROS parameters from the same fields (name, default, description), the YAML files list the same keys, and
 ``docs/CONFIG.md`` is generated from them (a test keeps all four in step).
+
+A *bundle* groups the section configs one node (one runtime) reads: a dataclass whose fields are declared with
+:func:`section` (the config class and its parameter prefix). Nodes declare a bundle's parameters in one call and the
+offline facade builds the same bundles from defaults, so both read exactly the same typed configuration.
 """
 
 from __future__ import annotations
@@ -93,6 +97,39 @@ def from_dict(cls: type[C], values: Mapping[str, Any] | None = None) -> C:
     if unknown:
         raise ConfigError(f'{cls.__name__}: unknown parameter(s) {unknown}; known: {sorted(known)}')
     return validate(cls(**values))
+
+
+def section(cls: type, prefix: str) -> Any:
+    """Declare a bundle field holding the config ``cls`` whose parameters carry ``prefix`` (``''``: top level)."""
+    return dataclasses.field(default_factory=cls, metadata={'prefix': prefix})
+
+
+def sections(bundle: Any) -> dict[str, tuple[str, type]]:
+    """Map prefix -> (field name, config class) of a bundle class or instance, in declaration order."""
+    hints = typing.get_type_hints(bundle if isinstance(bundle, type) else type(bundle))
+    return {f.metadata['prefix']: (f.name, hints[f.name]) for f in dataclasses.fields(bundle)
+            if 'prefix' in f.metadata}
+
+
+def section_classes(bundle: Any) -> dict[str, type]:
+    """Map prefix -> config class (what docs and parameter declaration iterate over)."""
+    return {prefix: cls for prefix, (_, cls) in sections(bundle).items()}
+
+
+def bundle_from(bundle_cls: type[C], values: Mapping[str, Mapping[str, Any]] | None = None) -> C:
+    """Build a bundle from ``{prefix: {field: value}}`` (missing sections take their defaults), each validated."""
+    values = dict(values or {})
+    unknown = sorted(set(values) - set(sections(bundle_cls)))
+    if unknown:
+        raise ConfigError(f'{bundle_cls.__name__}: unknown section(s) {unknown}')
+    return bundle_cls(**{name: from_dict(cls, values.get(prefix)) for prefix, (name, cls)
+                         in sections(bundle_cls).items()})
+
+
+def check_bundle(bundle: Any) -> None:
+    """Validate every section of a bundle (types, bounds and each section's cross-field rules)."""
+    for _, (name, _cls) in sections(bundle).items():
+        validate(getattr(bundle, name))
 
 
 def to_dict(cfg: Any) -> dict[str, Any]:

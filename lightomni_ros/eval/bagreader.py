@@ -112,6 +112,94 @@ class _Storage:
         raise NotImplementedError
 
 
+class _McapWalker:
+    """A sequential reader of MCAP records that stops cleanly at the first damaged one (schemas, channels, messages)."""
+
+    def __init__(self, storage: _Storage) -> None:
+        self.storage = storage
+        self.schemas: dict[int, str] = {}
+        self.channels: dict[int, TopicInfo] = {}
+        self.out: list[tuple[str, int, bytes]] = []
+
+    def walk(self, buf: bytes, pos: int, end: int, nested: bool) -> tuple[int, str]:
+        """Records of ``buf[pos:end]``; return where it stopped and why ('' at the end or at the footer)."""
+        while pos < end:
+            if pos + 9 > end:
+                return pos, 'a record header is cut off'
+            op = buf[pos]
+            (size,) = struct.unpack_from('<Q', buf, pos + 1)
+            body_at = pos + 9
+            if body_at + size > end:
+                if op == 0x06 and not nested:
+                    self.partial_chunk(buf[body_at:end])
+                return pos, f'record 0x{op:02x} of {size} bytes is cut off'
+            try:
+                if self.record(op, buf[body_at:body_at + size], nested):
+                    return end, ''
+            except Exception as exc:  # noqa: BLE001 - damaged record: report and stop here
+                return pos, f'record 0x{op:02x} at byte {pos} does not parse ({exc})'
+            pos = body_at + size
+        return pos, ''
+
+    def record(self, op: int, body: bytes, nested: bool) -> bool:
+        """One record; True at the footer."""
+        from rosbags.rosbag2.storage_mcap import decompress, get_qos
+
+        if op == 0x03:      # schema
+            (sid,) = struct.unpack_from('<H', body, 0)
+            (n,) = struct.unpack_from('<I', body, 2)
+            self.schemas[sid] = body[6:6 + n].decode()
+        elif op == 0x04:    # channel
+            cid, sid = struct.unpack_from('<HH', body, 0)
+            (n,) = struct.unpack_from('<I', body, 4)
+            topic = body[8:8 + n].decode()
+            q = 8 + n
+            (m,) = struct.unpack_from('<I', body, q)
+            q += 4 + m      # message encoding
+            (mlen,) = struct.unpack_from('<I', body, q)
+            info = self.storage.topics.setdefault(topic, TopicInfo(topic, self.schemas.get(sid, '')))
+            try:
+                info.qos = get_qos(body[q:q + 4 + mlen])
+            except Exception:  # noqa: BLE001 - QoS metadata is optional
+                pass
+            self.channels[cid] = info
+        elif op == 0x05:    # message
+            cid, _seq, log_time = struct.unpack_from('<HIQ', body, 0)
+            if cid in self.channels:
+                self.channels[cid].count += 1
+                self.out.append((self.channels[cid].topic, log_time, bytes(body[22:])))
+        elif op == 0x06 and not nested:   # chunk
+            _s, _e, usize, crc = struct.unpack_from('<QQQI', body, 0)
+            (n,) = struct.unpack_from('<I', body, 28)
+            comp = body[32:32 + n].decode()
+            (csize,) = struct.unpack_from('<Q', body, 32 + n)
+            raw = body[40 + n:40 + n + csize]
+            inner = decompress(raw, comp, usize, crc) if comp else raw
+            self.walk(inner, 0, len(inner), True)
+        return op == 0x02   # footer
+
+    def partial_chunk(self, body: bytes) -> None:
+        """The complete records at the start of a cut-off chunk (uncompressed, or zstd decoded as a stream)."""
+        if len(body) < 32:
+            return
+        (n,) = struct.unpack_from('<I', body, 28)
+        comp = body[32:32 + n].decode(errors='replace')
+        raw = body[40 + n:]
+        if comp == 'zstd':
+            try:
+                import zstandard
+
+                raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
+            except Exception:  # noqa: BLE001 - no zstandard, or nothing decodable
+                return
+        elif comp:
+            return
+        before = len(self.out)
+        self.walk(raw, 0, len(raw), True)
+        if len(self.out) > before:
+            self.storage.problem('truncated', f'{len(self.out) - before} messages recovered from the cut-off chunk')
+
+
 class _Mcap(_Storage):
     """MCAP through rosbags (indexed); on failure, a sequential scan that stops cleanly at the damage."""
 
@@ -135,106 +223,28 @@ class _Mcap(_Storage):
             self._scan()
 
     def _scan(self) -> None:
-        from rosbags.rosbag2.storage_mcap import decompress, get_qos
-
         import mmap
 
         with self.path.open('rb') as f:
             size = f.seek(0, 2)
             # mapped, not read: a damaged robot bag can be many GB
             data: Any = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) if size else b''
-        schemas: dict[int, str] = {}
-        channels: dict[int, TopicInfo] = {}
-        out: list[tuple[str, int, bytes]] = []
         if data[:len(MCAP_MAGIC)] != MCAP_MAGIC:
             self.problem('storage', 'no MCAP magic at the start: not an MCAP file; nothing read')
-            self._scanned = out
+            self._scanned = []
             return
-
-        def walk(buf: bytes, pos: int, end: int, nested: bool) -> tuple[int, str]:
-            while pos < end:
-                if pos + 9 > end:
-                    return pos, 'a record header is cut off'
-                op = buf[pos]
-                (size,) = struct.unpack_from('<Q', buf, pos + 1)
-                body_at = pos + 9
-                if body_at + size > end:
-                    if op == 0x06 and not nested:
-                        walk_partial_chunk(buf[body_at:end])
-                    return pos, f'record 0x{op:02x} of {size} bytes is cut off'
-                body = buf[body_at:body_at + size]
-                try:
-                    if op == 0x03:      # schema
-                        (sid,) = struct.unpack_from('<H', body, 0)
-                        (n,) = struct.unpack_from('<I', body, 2)
-                        schemas[sid] = body[6:6 + n].decode()
-                    elif op == 0x04:    # channel
-                        cid, sid = struct.unpack_from('<HH', body, 0)
-                        (n,) = struct.unpack_from('<I', body, 4)
-                        topic = body[8:8 + n].decode()
-                        q = 8 + n
-                        (m,) = struct.unpack_from('<I', body, q)
-                        q += 4 + m      # message encoding
-                        (mlen,) = struct.unpack_from('<I', body, q)
-                        meta = body[q:q + 4 + mlen]
-                        info = self.topics.setdefault(topic, TopicInfo(topic, schemas.get(sid, '')))
-                        try:
-                            info.qos = get_qos(meta)
-                        except Exception:  # noqa: BLE001 - QoS metadata is optional
-                            pass
-                        channels[cid] = info
-                    elif op == 0x05:    # message
-                        cid, _seq, log_time = struct.unpack_from('<HIQ', body, 0)
-                        if cid in channels:
-                            channels[cid].count += 1
-                            out.append((channels[cid].topic, log_time, bytes(body[22:])))
-                    elif op == 0x06 and not nested:   # chunk
-                        _s, _e, usize, crc = struct.unpack_from('<QQQI', body, 0)
-                        (n,) = struct.unpack_from('<I', body, 28)
-                        comp = body[32:32 + n].decode()
-                        (csize,) = struct.unpack_from('<Q', body, 32 + n)
-                        raw = body[40 + n:40 + n + csize]
-                        inner = decompress(raw, comp, usize, crc) if comp else raw
-                        walk(inner, 0, len(inner), True)
-                    elif op == 0x02:    # footer
-                        return end, ''
-                except Exception as exc:  # noqa: BLE001 - damaged record: report and stop here
-                    return pos, f'record 0x{op:02x} at byte {pos} does not parse ({exc})'
-                pos = body_at + size
-            return pos, ''
-
-        def walk_partial_chunk(body: bytes) -> None:
-            """The complete records at the start of a cut-off chunk (uncompressed, or zstd decoded as a stream)."""
-            if len(body) < 32:
-                return
-            (n,) = struct.unpack_from('<I', body, 28)
-            comp = body[32:32 + n].decode(errors='replace')
-            raw = body[40 + n:]
-            if comp == 'zstd':
-                try:
-                    import zstandard
-
-                    raw = zstandard.ZstdDecompressor().decompressobj().decompress(raw)
-                except Exception:  # noqa: BLE001 - no zstandard, or nothing decodable
-                    return
-            elif comp:
-                return
-            before = len(out)
-            walk(raw, 0, len(raw), True)
-            if len(out) > before:
-                self.problem('truncated', f'{len(out) - before} messages recovered from the cut-off chunk')
-
+        walker = _McapWalker(self)
         # Skip the header record after the magic, then walk the data section.
         try:
-            stop, why = walk(data, len(MCAP_MAGIC), len(data), False)
+            stop, why = walker.walk(data, len(MCAP_MAGIC), len(data), False)
         finally:
             if not isinstance(data, bytes):
                 data.close()
         if why:
-            self.problem('truncated', f'{why} at byte {stop} of {size}; {len(out)} messages before it were '
+            self.problem('truncated', f'{why} at byte {stop} of {size}; {len(walker.out)} messages before it were '
                                       'recovered')
-        out.sort(key=lambda m: m[1])
-        self._scanned = out
+        walker.out.sort(key=lambda m: m[1])
+        self._scanned = walker.out
 
     def messages(self, topics: set[str]) -> Iterator[tuple[str, int, bytes]]:
         """Time-ordered (topic, t_ns, data) of the selected topics."""

@@ -13,6 +13,14 @@ Figures (and ``--json`` keys):
   ``service_p50_ms`` / ``service_p99_ms``: QueryMemory round trip through the node in another process (1e3 store).
 - ``consolidation_segments_per_s``: Topics consolidated per second (real embedder, SQLite, FAISS, extractive
   merges and profile updates); ``disk_bytes_per_entry``: memory folder bytes per stored entry of that run.
+
+``--backend milvus`` compares the two memory backends instead (one run, same vectors, same queries): ``backend``,
+``insert_per_s`` at the largest size and ``insert_per_s_by_size`` (entries written through the backend until they
+are in Milvus: local store + outbox + sync),
+``query_p50_ms`` / ``query_p99_ms`` by size (``1e4``, ``1e5``; ``--memory-sizes`` for others) of QueryMemory
+in-process on a second robot of the fleet (every row comes from Milvus), and ``embedded.*``: the same figures for
+the embedded backend (queries on the robot that wrote the rows). Without ``--milvus-uri`` a Milvus standalone server
+(PyPI ``milvus``) is started in the work folder.
 """
 
 from __future__ import annotations
@@ -31,12 +39,12 @@ import faiss
 import numpy as np
 
 from ..core.consolidation.config import ConsolidationConfig
-from ..core.consolidation.consolidator import Consolidator
+from ..core.consolidation.runtime import ConsolidationConfigs, ConsolidationRuntime
 from ..core.consolidation.summarizer import ExtractiveSummarizer
-from ..core.consolidation.topic import TopicData
 from ..core.memory.config import MemoryConfig
 from ..core.memory.global_state import MergeTree, SgNode
 from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC, normalize
+from ..core.topic import TopicData
 from .bench import Report
 
 HORIZONS = (('1h', 3600), ('1d', 86400), ('1mo', 30 * 86400), ('6mo', 182 * 86400 + 43200))
@@ -51,6 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--memory-sizes', default='', help='store sizes for query latency, e.g. 1e3,1e5,1e6 '
                         '(default: all three; --quick: 1e3,1e4)')
     parser.add_argument('--memory-dir', default='', help='work folder (default: a temporary folder, removed after)')
+    parser.add_argument('--backend', choices=('embedded', 'milvus'), default='embedded',
+                        help='milvus: compare the Milvus backend with the embedded one (insert rate, query latency)')
+    parser.add_argument('--milvus-uri', default='', help='with --backend milvus: an existing server (default: start '
+                        'a Milvus standalone server here); token from LIGHTOMNI_MILVUS_TOKEN')
 
 
 def _script(rng: random.Random, i: int) -> str:
@@ -81,16 +93,16 @@ def bench_sg(report: Report, k: int, node_max_tokens: int) -> None:
     report.figure('sg_simulation_s', round(time.perf_counter() - t0, 1), 's')
 
 
-def _bulk_store(c: Consolidator, n: int, rng: np.random.Generator) -> None:
+def _bulk_store(c: ConsolidationRuntime, n: int, rng: np.random.Generator) -> None:
     """Fill a store with ``n`` entries (3/4 semantic, 1/4 episodic): synthetic rows, random unit vectors."""
     from tqdm import tqdm
 
     n_sem = n * 3 // 4
-    dim = c.embedder.dim
+    dim = c.memory.embedder.dim
     db = c.store.db
     batch = 50_000
     for kind, count in ((KIND_SEMANTIC, n_sem), (KIND_EPISODIC, n - n_sem)):
-        index = c._new_index()
+        index = c.entries._new_index()
         with tqdm(total=count, desc=f'{"semantic" if kind == KIND_SEMANTIC else "episodic"} x{count}',
                   leave=False, file=sys.stderr) as bar:
             for lo in range(0, count, batch):
@@ -111,7 +123,12 @@ def _bulk_store(c: Consolidator, n: int, rng: np.random.Generator) -> None:
                 x /= np.linalg.norm(x, axis=1, keepdims=True)
                 index.add(ids, x)
                 bar.update(m)
-        c.indexes[kind] = index
+        c.entries.indexes[kind] = index
+
+
+def _runtime(mcfg: MemoryConfig, ccfg: ConsolidationConfig, folder: pathlib.Path, embedder) -> ConsolidationRuntime:
+    return ConsolidationRuntime(ConsolidationConfigs(memory=MemoryConfig(**(vars(mcfg) | {'memory_dir': str(folder)})),
+                                                     consolidation=ccfg), embedder=embedder)
 
 
 def _measure(fn, n: int) -> tuple[float, float]:
@@ -132,14 +149,14 @@ def bench_queries(report: Report, sizes: list[int], work: pathlib.Path, embedder
     first = None
     for n in sizes:
         folder = work / f'query_{n}'
-        c = Consolidator(MemoryConfig(**(vars(mcfg) | {'memory_dir': str(folder)})), ccfg, embedder)
+        c = _runtime(mcfg, ccfg, folder, embedder)
         t0 = time.perf_counter()
         faiss.omp_set_num_threads(os.cpu_count() or 1)  # building uses every core; queries run as configured
         _bulk_store(c, n, rng)
         faiss.omp_set_num_threads(max(1, mcfg.faiss_threads))
         key = f'{n:.0e}'.replace('+0', '').replace('+', '')
         report.figure(f'build_s.{key}', round(time.perf_counter() - t0, 1), 's',
-                      f'index {c.indexes[KIND_SEMANTIC].kind}')
+                      f'index {c.entries.index_kind()}')
         qs = rng.standard_normal((200 if quick else 1000, embedder.dim), dtype=np.float32)
         it = iter(qs)
         for _ in range(20):  # warm-up
@@ -164,7 +181,7 @@ def bench_consolidation(report: Report, work: pathlib.Path, embedder, mcfg: Memo
                         ccfg: ConsolidationConfig, n: int) -> None:
     """Topics per second through the full consolidation path; bytes of disk per stored entry."""
     rng = random.Random(1)
-    c = Consolidator(MemoryConfig(**(vars(mcfg) | {'memory_dir': str(work / 'consolidation')})), ccfg, embedder)
+    c = _runtime(mcfg, ccfg, work / 'consolidation', embedder)
     t0 = 1_780_000_000.0
     for i in range(1, n + 1):
         who = rng.choice(_PEOPLE)
@@ -181,7 +198,7 @@ def bench_consolidation(report: Report, work: pathlib.Path, embedder, mcfg: Memo
                   f'real time needs {1 / SEGMENT_S:.3f}')
     c.flush()
     c.store.checkpoint()
-    entries = c.store.count(KIND_SEMANTIC) + c.store.count(KIND_EPISODIC)
+    entries = c.entries.count(KIND_SEMANTIC) + c.entries.count(KIND_EPISODIC)
     report.figure('disk_bytes_per_entry', round(c.disk_bytes() / entries), 'B',
                   f'{entries} entries incl. {embedder.dim}-d vectors in SQLite and FAISS, S_g, profiles')
     c.close()
@@ -252,9 +269,99 @@ def bench_service(report: Report, folder: pathlib.Path, n_calls: int) -> None:
             proc.kill()
 
 
+def _fill(c: ConsolidationRuntime, n: int, rng: np.random.Generator, batch: int = 1000) -> float:
+    """Write ``n`` entries (3/4 semantic, 1/4 episodic) through the backend; return entries per second.
+
+    For the Milvus backend the time includes the sync that puts them into Milvus (the outbox drained).
+    """
+    from tqdm import tqdm
+
+    from ..core.memory.store import EpisodicEntry, SemanticEntry
+
+    dim = c.memory.embedder.dim
+    t0 = time.perf_counter()
+    with tqdm(total=n, desc=f'{c.backend_name()} x{n}', leave=False, file=sys.stderr) as bar:
+        for lo in range(0, n, batch):
+            m = min(batch, n - lo)
+            x = rng.standard_normal((m, dim), dtype=np.float32)
+            x /= np.linalg.norm(x, axis=1, keepdims=True)
+            n_sem = m * 3 // 4
+            sem = [SemanticEntry(f'fact {lo + i}: {_OBJECTS[i % 12]} is in room {i % 97}', T + i, T + i + 25)
+                   for i in range(n_sem)]
+            epi = [EpisodicEntry(T + i, T + i + 25, f'{_OBJECTS[i % 12]} on the table', f'task {lo + i} is ready')
+                   for i in range(m - n_sem)]
+            with c.memory.lock:
+                c.entries.add(KIND_SEMANTIC, sem, x[:n_sem])
+                c.entries.add(KIND_EPISODIC, epi, x[n_sem:])
+            while c.sync().backlog:
+                pass
+            bar.update(m)
+    return n / (time.perf_counter() - t0)
+
+
+T = 1_780_000_000.0
+
+
+def bench_backends(report: Report, sizes: list[int], work: pathlib.Path, embedder, quick: bool,
+                   uri: str) -> None:
+    """Insert rate and QueryMemory latency of the Milvus backend and the embedded one, in one run."""
+    ccfg = ConsolidationConfig(timezone='UTC')
+    report.figure('backend', 'milvus')
+    report.note('rows: synthetic texts with random unit vectors (no embedding cost); queries: random unit fused '
+                'vectors, k = 12 semantic + 4 episodic, robot_ids "*"; Milvus queries run on a second robot of the '
+                'fleet, so every result comes from the server')
+    server = None
+    if not uri:
+        from ..tools.milvus_server import MilvusServer
+        server = MilvusServer(work / 'milvus-server').start()
+        uri = server.uri
+        report.note(f'Milvus 2.3.5 standalone (PyPI milvus) started here at {uri}')
+    n_q = 200 if quick else 1000
+    try:
+        for n in sizes:
+            key = f'{n:.0e}'.replace('+0', '').replace('+', '')
+            rng = np.random.default_rng(n)
+            qs = rng.standard_normal((n_q + 20, embedder.dim), dtype=np.float32)
+            for backend in ('milvus', 'embedded'):
+                prefix = '' if backend == 'milvus' else 'embedded.'
+                fleet = f'bench{n}_{os.getpid()}'
+                mem = dict(memory_dir=str(work / f'{backend}_{n}_w'), backend=backend, milvus_uri=uri,
+                           fleet_id=fleet, robot_id='writer')
+                writer = ConsolidationRuntime(ConsolidationConfigs(memory=MemoryConfig(**mem), consolidation=ccfg),
+                                              embedder=embedder)
+                faiss.omp_set_num_threads(os.cpu_count() or 1)
+                rate = _fill(writer, n, rng)
+                faiss.omp_set_num_threads(1)
+                report.figure(f'{prefix}insert_per_s_by_size.{key}', round(rate, 1), 'entries/s')
+                reader = writer
+                if backend == 'milvus':
+                    reader = ConsolidationRuntime(ConsolidationConfigs(
+                        memory=MemoryConfig(**(mem | {'memory_dir': str(work / f'{backend}_{n}_r'),
+                                                      'robot_id': 'reader'})), consolidation=ccfg), embedder=embedder)
+                it = iter(qs)
+                for _ in range(20):
+                    reader.query(vector=next(it), robot_ids=['*'])
+                got = reader.query(vector=qs[0], robot_ids=['*'])
+                if len(got.semantic) != 12 or len(got.episodic) != 4:
+                    report.note(f'{backend} {key}: a query returned {len(got.semantic)}+{len(got.episodic)} entries')
+                p50, p99 = _measure(lambda: reader.query(vector=next(it), robot_ids=['*']), n_q)
+                report.figure(f'{prefix}query_p50_ms.{key}', round(p50, 3), 'ms')
+                report.figure(f'{prefix}query_p99_ms.{key}', round(p99, 3), 'ms')
+                if reader is not writer:
+                    reader.close()
+                writer.close()
+        last = f'{sizes[-1]:.0e}'.replace('+0', '').replace('+', '')
+        for prefix in ('', 'embedded.'):
+            node = report.figures[prefix[:-1]] if prefix else report.figures
+            report.figure(f'{prefix}insert_per_s', node['insert_per_s_by_size'][last], 'entries/s', f'at {last}')
+    finally:
+        if server is not None:
+            server.stop()
+
+
 def run(args: argparse.Namespace, report: Report) -> None:
     """Measure everything in one run."""
-    from ..core.memory.embedder import load_embedder
+    from ..core.embedding import EmbeddingConfig, text_embedder
 
     quick = bool(getattr(args, 'quick', False))
     spec = getattr(args, 'memory_sizes', '') or ('1e3,1e4' if quick else '1e3,1e5,1e6')
@@ -264,7 +371,12 @@ def run(args: argparse.Namespace, report: Report) -> None:
     work = pathlib.Path(work_arg or tempfile.mkdtemp(prefix='lightomni-bench-memory-'))
     work.mkdir(parents=True, exist_ok=True)
     try:
-        embedder = load_embedder(mcfg.embedding_backend, threads=mcfg.embedding_threads)
+        embedder = text_embedder(EmbeddingConfig())
+        if getattr(args, 'backend', 'embedded') == 'milvus':
+            spec = getattr(args, 'memory_sizes', '') or ('1e3,1e4' if quick else '1e4,1e5')
+            bench_backends(report, [int(float(s)) for s in spec.split(',') if s.strip()], work, embedder, quick,
+                           getattr(args, 'milvus_uri', ''))
+            return
         report.note(f'embedder {embedder.name} ({embedder.dim}-d), k={mcfg.k}, HNSW past {mcfg.hnsw_threshold} '
                     f'vectors (M={mcfg.hnsw_m}, efSearch={mcfg.hnsw_ef_search}); {os.cpu_count()} cpus')
         bench_sg(report, mcfg.k, mcfg.node_max_tokens)

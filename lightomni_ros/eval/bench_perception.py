@@ -22,9 +22,9 @@ import sys
 import tempfile
 import threading
 import time
-from typing import Any
+from typing import Any, Callable, Sequence
 
-from ..dds import apply_defaults as apply_dds_defaults
+from ..env import prepare as prepare_env
 from .bench import Report
 from .perception_media import SPEECH, load_audio, media_dir, wer
 
@@ -62,9 +62,8 @@ def offline_wer(clips: list[str]) -> tuple[float, dict[str, str], float]:
 def _env(domain: int) -> dict[str, str]:
     env = dict(os.environ)
     env.update({'ROS_DOMAIN_ID': str(domain), 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
-                'PYTHONUNBUFFERED': '1',
-                'AMENT_PREFIX_PATH': os.environ.get('AMENT_PREFIX_PATH', sys.prefix)})
-    apply_dds_defaults(env)
+                'PYTHONUNBUFFERED': '1'})
+    prepare_env(env)
     return env
 
 
@@ -81,25 +80,12 @@ def _stop(proc: subprocess.Popen) -> None:
             continue
 
 
-def streaming_run(clips: list[str], seconds: float, report: Report, overrides: list[str] = (),
-                  fps: float = 30.0) -> dict[str, Any]:
-    """Run node + feeder; return segments, feeder lines, diagnostics and CPU figures."""
-    import psutil
-    import rclpy
-    from diagnostic_msgs.msg import DiagnosticArray
-    from rclpy.context import Context
-    from rclpy.executors import SingleThreadedExecutor
-
-    from ..launch_runner.lifecycle import LifecycleClient
-    from ..msg import Segment
-    from ..nodes.common import RELIABLE_QOS
-
-    domain = random.randint(120, 200)
-    env = _env(domain)
-    tmp = tempfile.mkdtemp(prefix='lightomni_bench_perception_')
+def node_params(tmp: str, overrides: Sequence[str] = ()) -> str:
+    """config/perception.yaml with a private state file and audio folder and ``KEY=YAML`` overrides; its path."""
     import yaml
 
     from .perception_media import REPO
+
     data = yaml.safe_load((REPO / 'config' / 'perception.yaml').read_text())
     params = data['/**']['ros__parameters']
     params['state_file'] = os.path.join(tmp, 'state.json')
@@ -112,25 +98,85 @@ def streaming_run(clips: list[str], seconds: float, report: Report, overrides: l
         for p in parents:
             node_p = node_p[p]
         node_p[leaf] = yaml.safe_load(value)
-    params_path = os.path.join(tmp, 'perception.yaml')
-    with open(params_path, 'w') as f:
+    path = os.path.join(tmp, 'perception.yaml')
+    with open(path, 'w') as f:
         yaml.safe_dump(data, f)
+    return path
+
+
+class Listener:
+    """A bench node on its own context that records Segment messages and the perception node's diagnostics."""
+
+    def __init__(self, domain: int) -> None:
+        import rclpy
+        from diagnostic_msgs.msg import DiagnosticArray
+        from rclpy.context import Context
+        from rclpy.executors import SingleThreadedExecutor
+
+        from ..msg import Segment
+        from ..nodes.common import RELIABLE_QOS
+
+        self.ctx = Context()
+        rclpy.init(context=self.ctx, domain_id=domain)
+        self.node = rclpy.create_node('bench_perception', context=self.ctx)
+        self.segs: list = []
+        self.diags: list = []
+        self.node.create_subscription(Segment, '/lightomni/segments', self.segs.append, RELIABLE_QOS)
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', lambda m: self.diags.extend(
+            s for s in m.status if s.name.endswith('perception')), 10)
+        self.ex = SingleThreadedExecutor(context=self.ctx)
+        self.ex.add_node(self.node)
+        threading.Thread(target=lambda: _spin(self.ex), daemon=True).start()
+
+    def close(self) -> None:
+        """Stop spinning and shut the context down."""
+        import rclpy
+
+        self.ex.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.ctx)
+
+
+def _settle(lis: Listener, lines: list[dict], settle_s: float) -> None:
+    """Let the last speech reach end of speech and ASR.
+
+    Every clip has an end-of-speech segment and the node's queues are empty with no new segment for 3 s (at most
+    ``settle_s``), then one more diagnostics period.
+    """
+    from ..msg import Segment
+
+    deadline = time.monotonic() + settle_s
+    n_spans = sum(1 for ln in lines if 'clip' in ln)
+    last_n, quiet_since = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        segs = lis.segs
+        if len(segs) != last_n:
+            last_n, quiet_since = len(segs), time.monotonic()
+        vals = {kv.key: kv.value for kv in lis.diags[-1].values} if lis.diags else {}
+        idle = vals.get('output_queue') == '0' and vals.get('audio_queue') == '0'
+        if sum(1 for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH) >= n_spans and idle and \
+                time.monotonic() - quiet_since > 3.0:
+            break
+        time.sleep(0.2)
+    time.sleep(2.5)
+
+
+def streaming_run(clips: list[str], seconds: float, report: Report, overrides: Sequence[str] = (),
+                  fps: float = 30.0, feed_args: Sequence[str] = (), settle_s: float = 20.0) -> dict[str, Any]:
+    """Run node + feeder; return segments, feeder lines, diagnostics and CPU figures."""
+    import psutil
+
+    from ..launch_runner.lifecycle import LifecycleClient
+
+    domain = random.randint(120, 200)
+    env = _env(domain)
+    tmp = tempfile.mkdtemp(prefix='lightomni_bench_perception_')
+    params_path = node_params(tmp, overrides)
     log = open(os.path.join(tmp, 'node.log'), 'wb')
     node = subprocess.Popen([sys.executable, '-m', 'lightomni_ros.nodes.perception', '--ros-args', '-r',
                              '__ns:=/lightomni', '--params-file', params_path], env=env, stdout=log,
                             stderr=subprocess.STDOUT, start_new_session=True)
-    ctx = Context()
-    rclpy.init(context=ctx, domain_id=domain)
-    rnode = rclpy.create_node('bench_perception', context=ctx)
-    segs: list = []
-    diags: list = []
-    rnode.create_subscription(Segment, '/lightomni/segments', segs.append, RELIABLE_QOS)
-    rnode.create_subscription(DiagnosticArray, '/diagnostics',
-                              lambda m: diags.extend(s for s in m.status if s.name.endswith('perception')), 10)
-    ex = SingleThreadedExecutor(context=ctx)
-    ex.add_node(rnode)
-    spin = threading.Thread(target=lambda: _spin(ex), daemon=True)
-    spin.start()
+    lis = Listener(domain)
     feeder = None
     try:
         with LifecycleClient(domain) as lc:
@@ -142,32 +188,37 @@ def streaming_run(clips: list[str], seconds: float, report: Report, overrides: l
         feeder = subprocess.Popen([sys.executable, '-m', 'lightomni_ros.eval.perception_media', 'feed', *clips,
                                    '--size', '640x480', '--fps', str(fps), '--gap-s', '1.5',
                                    '--still', 'faces/public_figures/barack_obama_4.jpg',
-                                   '--min-duration', str(seconds)], env=env, stdout=subprocess.PIPE,
+                                   '--min-duration', str(seconds), *feed_args], env=env, stdout=subprocess.PIPE,
                                   stderr=subprocess.DEVNULL, text=True, start_new_session=True)
-        lines = []
         cpu0, t0 = proc.cpu_times(), time.monotonic()
-        for line in feeder.stdout:
-            lines.append(json.loads(line))
+        lines = [json.loads(line) for line in feeder.stdout]
         feeder.wait()
         cpu1, t1 = proc.cpu_times(), time.monotonic()
-        # Let the last speech span reach end-of-speech and ASR, then one more diagnostics period.
-        deadline = time.monotonic() + 20
-        n_spans = sum(1 for ln in lines if 'clip' in ln)
-        while time.monotonic() < deadline and \
-                sum(1 for s in segs if s.trigger == Segment.TRIGGER_END_OF_SPEECH) < n_spans:
-            time.sleep(0.2)
-        time.sleep(2.5)
+        _settle(lis, lines, settle_s)
+        cpu2 = proc.cpu_times()
         cpu = 100.0 * ((cpu1.user - cpu0.user) + (cpu1.system - cpu0.system)) / (t1 - t0)
-        return {'segments': list(segs), 'lines': lines, 'diag': diags[-1] if diags else None, 'cpu': cpu,
-                'wall': t1 - t0, 'tmp': tmp}
+        return {'segments': list(lis.segs), 'lines': lines, 'diag': lis.diags[-1] if lis.diags else None,
+                'cpu': cpu, 'wall': t1 - t0, 'tmp': tmp,
+                'cpu_s': (cpu2.user - cpu0.user) + (cpu2.system - cpu0.system)}
     finally:
         if feeder is not None:
             _stop(feeder)
         _stop(node)
         log.close()
-        ex.shutdown()
-        rnode.destroy_node()
-        rclpy.try_shutdown(context=ctx)
+        lis.close()
+
+
+def diag_values(res: dict[str, Any]) -> tuple[dict[str, str], Callable[[str], float]]:
+    """The node's last diagnostics of a run as {key: value} and a reader of numbers (0 when absent)."""
+    d = res['diag']
+    vals = {kv.key: kv.value for kv in d.values} if d is not None else {}
+
+    def num(key: str) -> float:
+        try:
+            return float(vals.get(key, 0) or 0)
+        except ValueError:
+            return 0.0
+    return vals, num
 
 
 def _spin(ex: Any) -> None:
@@ -215,15 +266,7 @@ def run(args: argparse.Namespace, report: Report) -> None:
     report.figure('wer_streaming', round(w_stream, 4), '', 'through the node, real-time chunks')
     report.figure('wer_offline', round(w_off, 4), '', 'whole files, same model')
     report.note(f'streaming - offline WER: {100 * (w_stream - w_off):+.1f} points (target <= +2)')
-    d = res['diag']
-    vals = {kv.key: kv.value for kv in d.values} if d is not None else {}
-
-    def num(key: str) -> float:
-        try:
-            return float(vals.get(key, 0) or 0)
-        except ValueError:
-            return 0.0
-
+    vals, num = diag_values(res)
     done = next((ln for ln in res['lines'] if ln.get('done')), {})
     stream_s = float(done.get('seconds', res['wall']))
     audio_s = num('audio_seconds') or stream_s

@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import argparse
 import time
+from typing import Any, Callable
 
 import numpy as np
 import torch
 
+from ..core.embedding import text_embedder
 from ..core.models import ModelResolver
 from ..core.reflex.backbone import OmniBackbone, assemble
 from ..core.reflex.config import BackboneConfig, PruningConfig
 from ..core.reflex.engine import EngineConfigs, ReflexEngine
-from ..core.reflex.retrieval import TextEmbedder
 from ..core.reflex.types import MemoryItem, Retrieved, SegmentInput
 
 
@@ -83,11 +84,11 @@ def video(n: int, size: int, seed: int = 0) -> list[np.ndarray]:
 class FixedMemory:
     """In-process memory with fixed entries (the bench measures the model, not the memory node)."""
 
-    def query(self, vector, text, k_semantic, k_episodic, face_ids):
+    def query(self, q):  # noqa: ANN001, ANN201 - MemoryQuery -> Retrieved
         """Return two facts and the visible profiles."""
         return Retrieved(semantic=[MemoryItem('semantic:1', 'Ana keeps her keys in the blue bowl.'),
                                    MemoryItem('semantic:2', 'Bob is Ana\'s brother.')],
-                         profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana.') for f in face_ids])
+                         profiles=[MemoryItem(f'profile:{f}', f'{f} is Ana.') for f in q.face_ids])
 
 
 def _sync(dev: torch.device) -> None:
@@ -95,121 +96,123 @@ def _sync(dev: torch.device) -> None:
         torch.cuda.synchronize()
 
 
-def run(args: argparse.Namespace, report) -> None:
-    """Measure and report."""
-    dev = args.device
-    if dev == 'auto':
-        dev = 'cuda' if torch.cuda.is_available() else 'cpu'
-    gpu = dev.startswith('cuda')
-    quick = args.quick
-    # GPU default: the text dimensions of Qwen2.5-Omni-7B (hidden 3584, 28 layers, MLP 18944, 28 heads)
-    hidden = args.omni_hidden or (128 if quick else 3584 if gpu else 512)
-    layers = args.omni_layers or (2 if quick else 28 if gpu else 4)
-    big = hidden == 3584
-    n_frames = args.frames or (4 if quick else 30)
-    size = 224 if quick else 448
-    reps = args.reps or (1 if quick else 3)
-    torch.set_grad_enabled(False)
-    embedder = TextEmbedder()
-    cfgs = EngineConfigs(backbone=BackboneConfig(kind='omni', test_omni_hidden=hidden, test_omni_layers=layers,
-                                                 device=dev, dtype='auto'),
-                         pruning=PruningConfig(frame_size=size))
-    bb = OmniBackbone(cfgs.backbone, ModelResolver(), intermediate=18944 if big else None, heads=28 if big else None)
-    eng = ReflexEngine(cfgs, FixedMemory(), embedder=embedder, backbone=bb)
-    tokens_per_frame = (size // 28) ** 2
-    report.note(f'omni model: {bb.name}; decoder {bb.param_count() / 1e6:.1f} M '
-                f'params (+{(bb.param_count("all") - bb.param_count()) / 1e6:.0f} M embeddings/vision), '
-                f'{layers} layers, hidden {hidden}, {bb.device} {str(bb.dtype).replace("torch.", "")}')
-    report.note(f'segment: {n_frames} keyframes x {tokens_per_frame} visual tokens = '
-                f'{n_frames * tokens_per_frame} visual tokens + transcript; S_g of 1 hour ({live_nodes(120)} nodes)')
-    frames = video(n_frames, size)
-    sid = [1000]
+class _OmniBench:
+    """The omni engine of one run and a source of fresh segments (new ids: no feature-cache hits across them)."""
 
-    def segment() -> SegmentInput:
-        sid[0] += 1
-        return SegmentInput(sid[0], 0.0, 30.0, transcript='Can you tell me where I left my keys this morning?',
-                            face_ids=['<face_1>'], frames=frames)
+    def __init__(self, args: argparse.Namespace, dev: str, embedder: Any) -> None:
+        gpu, quick = dev.startswith('cuda'), args.quick
+        # GPU default: the text dimensions of Qwen2.5-Omni-7B (hidden 3584, 28 layers, MLP 18944, 28 heads)
+        self.hidden = args.omni_hidden or (128 if quick else 3584 if gpu else 512)
+        self.layers = args.omni_layers or (2 if quick else 28 if gpu else 4)
+        big = self.hidden == 3584
+        self.n_frames = args.frames or (4 if quick else 30)
+        self.size = 224 if quick else 448
+        self.reps = args.reps or (1 if quick else 3)
+        cfgs = EngineConfigs(backbone=BackboneConfig(kind='omni', test_omni_hidden=self.hidden,
+                                                     test_omni_layers=self.layers, device=dev, dtype='auto'),
+                             pruning=PruningConfig(frame_size=self.size))
+        self.bb = OmniBackbone(cfgs.backbone, ModelResolver(), intermediate=18944 if big else None,
+                               heads=28 if big else None)
+        self.eng = ReflexEngine(cfgs, FixedMemory(), embedder=embedder, backbone=self.bb)
+        self.frames = video(self.n_frames, self.size)
+        self._sid = 1000
 
-    eng.set_global_state(1, sg_script(live_nodes(120)))
-    # how much of a pass is the transformer: encoder (preprocessing + vision tower) vs one decoder prefill
-    probe = segment()
+    def segment(self) -> SegmentInput:
+        """A 30 s question segment with the run's keyframes."""
+        self._sid += 1
+        return SegmentInput(segment_id=self._sid, start=0.0, end=30.0,
+                            transcript='Can you tell me where I left my keys this morning?',
+                            face_ids=['<face_1>'], frames=self.frames)
+
+    def describe(self, report) -> None:  # noqa: ANN001
+        """The model and segment the figures are about."""
+        bb, tokens_per_frame = self.bb, (self.size // 28) ** 2
+        report.note(f'omni model: {bb.name}; decoder {bb.param_count() / 1e6:.1f} M '
+                    f'params (+{(bb.param_count("all") - bb.param_count()) / 1e6:.0f} M embeddings/vision), '
+                    f'{self.layers} layers, hidden {self.hidden}, {bb.device} {str(bb.dtype).replace("torch.", "")}')
+        report.note(f'segment: {self.n_frames} keyframes x {tokens_per_frame} visual tokens = '
+                    f'{self.n_frames * tokens_per_frame} visual tokens + transcript; S_g of 1 hour '
+                    f'({live_nodes(120)} nodes)')
+
+    def timed(self, fn: Callable[[], Any]) -> float:
+        """Milliseconds of ``fn`` (the device synchronised before and after)."""
+        _sync(self.bb.device)
+        t0 = time.perf_counter()
+        fn()
+        _sync(self.bb.device)
+        return (time.perf_counter() - t0) * 1000.0
+
+
+def _stage_split(ob: _OmniBench, report) -> None:  # noqa: ANN001
+    """How much of a pass is the transformer: encoder (preprocessing + vision tower) vs one decoder prefill."""
+    bb, probe = ob.bb, ob.segment()
     bb.encode_segment(probe)   # warm-up (first CUDA kernels)
-    _sync(bb.device)
-    t0 = time.perf_counter()
-    feats = bb.encode_segment(probe)
-    _sync(bb.device)
-    t_enc = (time.perf_counter() - t0) * 1000.0
-    emb, pos, _ = assemble(bb.segment_parts(probe, feats))
+    feats: list[Any] = []
+    t_enc = ob.timed(lambda: feats.append(bb.encode_segment(probe)))
+    emb, pos, _ = assemble(bb.segment_parts(probe, feats[0]))
     pos = pos.unsqueeze(1)
     bb.decoder()(inputs_embeds=emb, position_ids=pos)
-    _sync(bb.device)
-    t0 = time.perf_counter()
-    bb.decoder()(inputs_embeds=emb, position_ids=pos)
-    _sync(bb.device)
-    t_dec = (time.perf_counter() - t0) * 1000.0
+    t_dec = ob.timed(lambda: bb.decoder()(inputs_embeds=emb, position_ids=pos))
     report.note(f'one segment: encoder (frame preprocessing + vision tower) {t_enc:.0f} ms, one unpruned decoder '
                 f'prefill of {emb.shape[1]} tokens {t_dec:.0f} ms')
 
-    def all_passes(seg: SegmentInput) -> float:
-        _sync(bb.device)
-        t0 = time.perf_counter()
+
+def _optimisations(ob: _OmniBench, report) -> None:  # noqa: ANN001
+    """All passes of a segment with neither, either and both of feature caching and token pruning."""
+    eng = ob.eng
+
+    def all_passes(seg: SegmentInput) -> None:
         eng.reflex_pass(seg)
         eng.respond(seg, [], max_new_tokens=1)
         eng.memory_pass(seg, 'ok', max_new_tokens=1)
-        _sync(bb.device)
-        return (time.perf_counter() - t0) * 1000.0
 
-    removed = []
-    results = {}
+    removed, results = [], {}
     for name, cache, prune in (('none', False, False), ('cache', True, False), ('prune', False, True),
                                ('both', True, True)):
-        eng.features.enabled = cache
-        eng.prefixes.enabled = cache
+        eng.features.enabled = eng.prefixes.enabled = cache
         eng.features.clear()
         eng.prefixes.invalidate()
         eng.cfgs.pruning.enabled = prune
-        all_passes(segment())   # warm-up (and, with caching, the S_g prefix of this version)
+        all_passes(ob.segment())   # warm-up (and, with caching, the S_g prefix of this version)
         times = []
-        for _ in range(reps):
-            times.append(all_passes(segment()))
+        for _ in range(ob.reps):
+            seg = ob.segment()
+            times.append(ob.timed(lambda: all_passes(seg)))
             if prune and eng.last_prune is not None:
                 removed.append(eng.last_prune.removed_frac)
         results[name] = float(np.median(times))
         report.figure(f'latency_ms.{name}', round(results[name], 1), 'ms',
-                      f'reflex + response prefill + memory pass, median of {reps}')
+                      f'reflex + response prefill + memory pass, median of {ob.reps}')
     report.figure('visual_tokens_removed_frac', round(float(np.mean(removed)), 4), '',
-                  'target >= 0.75')
+                  'a property of the pruning settings (keep_fraction, anchors), not a result; target >= 0.75')
     report.note(f'both vs none: {1 - results["both"] / results["none"]:.1%} faster (target >= 40%); '
                 f'cache alone {1 - results["cache"] / results["none"]:.1%}, prune alone '
                 f'{1 - results["prune"] / results["none"]:.1%}')
 
-    # S_g size: reflex pass with the prefix cache at 1 hour vs 6 months of input
+
+def _sg_ratio(ob: _OmniBench, report) -> None:  # noqa: ANN001
+    """The reflex pass with the prefix cache at 1 hour vs 6 months of input."""
+    eng = ob.eng
     eng.features.enabled = eng.prefixes.enabled = True
     eng.cfgs.pruning.enabled = True
     lat = {}
     for label, segs in (('1h', 120), ('6mo', 6 * 30 * 24 * 120)):
         nodes = live_nodes(segs)
         eng.set_global_state(10 + segs, sg_script(nodes, seed=segs))
-        seg = segment()
-        eng.reflex_pass(seg)   # builds this version's prefix
+        eng.reflex_pass(ob.segment())   # builds this version's prefix
         ts = []
-        for _ in range(max(3, reps)):
-            seg = segment()
+        for _ in range(max(3, ob.reps)):
+            seg = ob.segment()
             eng.segment_features(seg)   # encoder output cached, as when perception's segment arrives
-            _sync(bb.device)
-            t0 = time.perf_counter()
-            eng.reflex_pass(seg)
-            _sync(bb.device)
-            ts.append((time.perf_counter() - t0) * 1000.0)
+            ts.append(ob.timed(lambda: eng.reflex_pass(seg)))
         lat[label] = float(np.median(ts))
-        report.note(f'S_g {label}: {nodes} nodes, ~{len(bb.tokenizer.encode(eng.sg_script))} tokens; '
+        report.note(f'S_g {label}: {nodes} nodes, ~{len(ob.bb.tokenizer.encode(eng.sg_script))} tokens; '
                     f'reflex pass {lat[label]:.1f} ms')
     report.figure('sg_latency_ratio_6mo_1h', round(lat['6mo'] / lat['1h'], 3), '', 'target <= 1.2')
-    eng = bb = None   # release the omni model before loading the text backbone
-    if gpu:
-        torch.cuda.empty_cache()
 
-    # EOS -> Action on the default backbone
+
+def _text_eos(dev: str, quick: bool, embedder: Any, report) -> None:  # noqa: ANN001
+    """End of speech -> Action on the default text backbone."""
     if not ModelResolver().available('backbone_text'):
         report.note('eos_to_action_ms_p50 not measured: the default text backbone is not installed here')
         return
@@ -218,8 +221,8 @@ def run(args: argparse.Namespace, report) -> None:
     text.set_global_state(1, sg_script(live_nodes(120)))
     ts = []
     for i in range(2 if quick else 6):
-        seg = SegmentInput(5000 + i, 0.0, 5.0, transcript='Where did I leave my keys?', face_ids=['<face_1>'],
-                           visual_tags=['hallway'])
+        seg = SegmentInput(segment_id=5000 + i, start=0.0, end=5.0, transcript='Where did I leave my keys?',
+                           face_ids=['<face_1>'], visual_tags=['hallway'])
         t0 = time.perf_counter()
         d = text.decide(seg, 0.5, 0.5, 12, 4)
         if i:   # the first one builds the prefix cache
@@ -227,4 +230,23 @@ def run(args: argparse.Namespace, report) -> None:
     report.figure('eos_to_action_ms_p50', round(float(np.median(ts)), 1), 'ms',
                   f'{text.backbone.name} on {text.backbone.device}, response up to '
                   f'{text.cfgs.backbone.max_new_tokens} tokens')
-    report.note(f'last response: {d.response!r}; heads untrained (speech by question rule)')
+    report.note(f'last response: {d.response!r}; heads {"trained" if text.heads.trained else "untrained"}')
+
+
+def run(args: argparse.Namespace, report) -> None:  # noqa: ANN001
+    """Measure and report."""
+    dev = args.device
+    if dev == 'auto':
+        dev = 'cuda' if torch.cuda.is_available() else 'cpu'
+    torch.set_grad_enabled(False)
+    embedder = text_embedder(set_threads=False)
+    ob = _OmniBench(args, dev, embedder)
+    ob.describe(report)
+    ob.eng.set_global_state(1, sg_script(live_nodes(120)))
+    _stage_split(ob, report)
+    _optimisations(ob, report)
+    _sg_ratio(ob, report)
+    ob = None   # release the omni model before loading the text backbone
+    if dev.startswith('cuda'):
+        torch.cuda.empty_cache()
+    _text_eos(dev, args.quick, embedder, report)

@@ -66,7 +66,7 @@ def _utterance(rng: random.Random, i: int, words: int = 75) -> str:
 
 
 def _topic(rng: random.Random, i: int, t0: float) -> Any:
-    from ..core.consolidation.topic import TopicData
+    from ..core.topic import TopicData
 
     who, obj, where = rng.choice(_PEOPLE), rng.choice(_OBJECTS), rng.choice(_PLACES)
     face = f'<face_{rng.randint(1, 4)}>'
@@ -106,7 +106,8 @@ def _fill_simulated(agent: Any, segments: int, entries: int, t0: float) -> tuple
     t = time.perf_counter()
     m = agent.memory
     rng = random.Random(1)
-    tree, summ, nid = MergeTree(m.mcfg.k), ExtractiveSummarizer(), 1
+    mcfg = m.memory.cfg
+    tree, summ, nid = MergeTree(mcfg.k), ExtractiveSummarizer(), 1
     for i in tqdm(range(segments), desc='S_g over 6 months', leave=False, mininterval=2.0):
         who, obj, where = rng.choice(_PEOPLE), rng.choice(_OBJECTS), rng.choice(_PLACES)
         start = t0 + i * SEGMENT_S
@@ -114,12 +115,12 @@ def _fill_simulated(agent: Any, segments: int, entries: int, t0: float) -> tuple
                              f'saw <face_{i % 4 + 1}> near {where}; heard "{who}: {obj} is on {where}"'))
         nid += 1
         while (plan := tree.next_merge()) is not None:
-            text = summ.merge([c.text for c in plan.children], m.mcfg.node_max_tokens).text
+            text = summ.merge([c.text for c in plan.children], mcfg.node_max_tokens).text
             tree.apply(plan, tree.merged(plan, nid, text))
             nid += 1
     _bulk_store(m, entries, np.random.default_rng(0))
-    with m.lock:
-        m.tree = tree
+    with m.memory.lock:
+        m.memory.tree = tree
         with m.store.transaction():
             m.store.bump('sg.version')
     agent.now = max(agent.now, t0 + segments * SEGMENT_S)
@@ -191,13 +192,89 @@ def _plot(out: pathlib.Path, lat: dict[str, dict[str, float]], seg_s: list[float
     return made
 
 
+def _configs(quick: bool) -> Any:
+    """The facade's configs: defaults, or the --quick smoke-test variant (torch pass, short replies, small S_g)."""
+    from ..core.agent import AgentConfigs
+    from ..core.consolidation.runtime import ConsolidationConfigs
+    from ..core.memory.config import MemoryConfig
+    from ..core.reflex.config import BackboneConfig, ExportConfig
+    from ..core.reflex.runtime import ReflexConfigs
+
+    if not quick:
+        return AgentConfigs()
+    return AgentConfigs(consolidation=ConsolidationConfigs(memory=MemoryConfig(state_max_tokens=1024)),
+                        reflex=ReflexConfigs(export=ExportConfig(backend='torch'),
+                                             backbone=BackboneConfig(max_new_tokens=16, memory_max_new_tokens=32)))
+
+
+def _horizon(agent: Any, name: str, segments: int, entries: int, questions: list, report: Report) -> dict[str, float]:
+    """Fill one memory horizon, ask the spoken questions, report; return warm and cold answer latency (ms)."""
+    from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
+
+    t0 = 1.7e9
+    if name == '6mo':
+        took, nodes = _fill_simulated(agent, segments, entries, t0)
+    else:
+        took, nodes = _fill_real(agent, segments, t0), len(agent.memory.tree.nodes())
+    agent._state_changed()
+    v = agent.memory.global_state()
+    stored = agent.memory.entries.count(KIND_SEMANTIC) + agent.memory.entries.count(KIND_EPISODIC)
+    report.figure(f'memory.{name}', {'segments': segments, 'sg_nodes': nodes, 'sg_tokens': v.script_tokens,
+                                     'entries': stored, 'fill_s': round(took, 1)}, '',
+                  f'S_g {nodes} nodes, {v.script_tokens} tokens')
+    ms, stages = [], []
+    for chunks in questions:
+        took_ms, act = _ask_spoken(agent, chunks)
+        if act is None:
+            report.note(f'{name}: a question produced no Action')
+            continue
+        ms.append(took_ms)
+        stages.append(act.latency_ms)
+    if not ms:
+        raise RuntimeError(f'{name}: no question was answered')
+    warm = float(np.median(ms[1:])) if len(ms) > 1 else float(ms[0])
+    split = {k: round(float(np.median([s.get(k, 0.0) for s in stages[1:] or stages])), 1)
+             for k in ('asr', 'reflex', 'retrieval', 'generation')}
+    report.figure(f'answer_latency_ms.{name}', round(warm, 1), 'ms', f'warm p50 of {len(ms) - 1}; cold {ms[0]:.0f} ms')
+    report.figure(f'answer_stages_ms.{name}', split, 'ms', 'warm p50 per stage')
+    return {'warm': warm, 'cold': float(ms[0])}
+
+
+def _sleep_rtf(first: Any, n_sleep: int, report: Report) -> list[float]:
+    """Sleep time: memory pass + consolidation (model merges/profiles) of 30 s segments; seconds per segment."""
+    from ..core.reflex.types import SegmentInput
+
+    rng = random.Random(7)
+    seg_s = []
+    start = first.now + 60
+    for i in range(n_sleep):
+        s0 = start + i * SEGMENT_S
+        seg = SegmentInput(segment_id=10_000 + i, start=s0, end=s0 + SEGMENT_S, transcript=_utterance(rng, i),
+                           face_ids=[f'<face_{i % 2 + 1}>'], visual_tags=['person', 'table'],
+                           speech_end=s0 + SEGMENT_S - 1)
+        first.now = s0 + SEGMENT_S
+        t = time.perf_counter()
+        first.consolidate(seg, '')
+        seg_s.append(time.perf_counter() - t)
+    st = first.memory.stats
+    report.figure('sleep_rtf', round(sum(seg_s) / (SEGMENT_S * n_sleep), 3), 'x',
+                  f'{n_sleep} x 30 s segments; {st.merges} S_g merges, {st.profile_updates} profile updates; '
+                  'paper 0.72')
+    report.figure('sleep_segment_s_p50', round(float(np.median(seg_s)), 2), 's')
+    return seg_s
+
+
+def _ratios(lat: dict[str, dict[str, float]], report: Report) -> None:
+    report.figure('answer_latency_cold_ms', {n: round(v['cold'], 1) for n, v in lat.items()}, 'ms')
+    report.figure('answer_latency_ratio_2h_1min', round(lat['2h']['warm'] / lat['1min']['warm'], 3), 'x')
+    report.figure('answer_latency_ratio_6mo_1min', round(lat['6mo']['warm'] / lat['1min']['warm'], 3), 'x',
+                  'target <= 1.2')
+    report.figure('answer_latency_cold_ratio_6mo_1min', round(lat['6mo']['cold'] / lat['1min']['cold'], 3), 'x')
+
+
 def run(args: argparse.Namespace, report: Report) -> None:
     """Measure answer latency by memory horizon and the sleep-time real-time factor."""
-    from ..core.agent import AgentConfigs, LightOmni
-    from ..core.memory.config import MemoryConfig
-    from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
-    from ..core.reflex.config import BackboneConfig, ExportConfig
-    from ..core.reflex.types import SegmentInput
+    from ..core.agent import LightOmni
 
     quick = bool(getattr(args, 'quick', False))
     entries = int(2e4 if quick and args.system_entries == 1e6 else args.system_entries)
@@ -206,19 +283,13 @@ def run(args: argparse.Namespace, report: Report) -> None:
     horizons = [(n, s // SEGMENT_S) for n, s in HORIZONS]
     if quick:   # smoke test: a day instead of 6 months, 1024-token S_g, short replies, torch (not comparable)
         horizons[2] = ('6mo', 86400 // SEGMENT_S)
-
-    def configs() -> AgentConfigs:
-        if not quick:
-            return AgentConfigs()
-        return AgentConfigs(memory=MemoryConfig(state_max_tokens=1024), export=ExportConfig(backend='torch'),
-                            backbone=BackboneConfig(max_new_tokens=16, memory_max_new_tokens=32))
     out = pathlib.Path(args.json_path).resolve().parent if getattr(args, 'json_path', None) else \
         pathlib.Path('bench_out').resolve()
     out.mkdir(parents=True, exist_ok=True)
     work = pathlib.Path(tempfile.mkdtemp(prefix='lightomni_bench_system_'))
     try:
         t = time.perf_counter()
-        first = LightOmni(work / 'mem_1min', configs(), sleep_work=False)
+        first = LightOmni(work / 'mem_1min', _configs(quick), sleep_work=False)
         d = first.engine.describe()
         report.figure('model_load_s', round(time.perf_counter() - t, 1), 's',
                       f'{d["backbone"]["name"]} ({d["backbone"]["kind"]}, {d["backbone"]["decoder_params_m"]} M, '
@@ -230,65 +301,15 @@ def run(args: argparse.Namespace, report: Report) -> None:
                     'random unit vectors' + (' (--quick: one day of S_g, 1024-token S_g budget, 16/32-token '
                                              'replies, torch reflex pass: not comparable)' if quick else ''))
         questions = [_speech_chunks(q) for q in (QUESTIONS * 2)[:n_q]]
-        t0 = 1.7e9
         lat: dict[str, dict[str, float]] = {}
-        agents = []
         for name, segments in horizons:
-            agent = first if name == '1min' else LightOmni(work / f'mem_{name}', configs(), engine=first.engine,
+            agent = first if name == '1min' else LightOmni(work / f'mem_{name}', _configs(quick), engine=first.engine,
                                                            embedder=first.embedder, sleep_work=False)
-            agents.append(agent)
-            if name == '6mo':
-                took, nodes = _fill_simulated(agent, segments, entries, t0)
-            else:
-                took, nodes = _fill_real(agent, segments, t0), len(agent.memory.tree.nodes())
-            agent._state_changed()
-            v = agent.memory.global_state()
-            stored = agent.memory.store.count(KIND_SEMANTIC) + agent.memory.store.count(KIND_EPISODIC)
-            report.figure(f'memory.{name}', {'segments': segments, 'sg_nodes': nodes, 'sg_tokens': v.script_tokens,
-                                             'entries': stored, 'fill_s': round(took, 1)}, '',
-                          f'S_g {nodes} nodes, {v.script_tokens} tokens')
-            ms, stages = [], []
-            for chunks in questions:
-                took_ms, act = _ask_spoken(agent, chunks)
-                if act is None:
-                    report.note(f'{name}: a question produced no Action')
-                    continue
-                ms.append(took_ms)
-                stages.append(act.latency_ms)
-            if not ms:
-                raise RuntimeError(f'{name}: no question was answered')
-            warm = float(np.median(ms[1:])) if len(ms) > 1 else float(ms[0])
-            split = {k: round(float(np.median([s.get(k, 0.0) for s in stages[1:] or stages])), 1)
-                     for k in ('asr', 'reflex', 'retrieval', 'generation')}
-            lat[name] = {'warm': warm, 'cold': float(ms[0])}
-            report.figure(f'answer_latency_ms.{name}', round(warm, 1), 'ms',
-                          f'warm p50 of {len(ms) - 1}; cold {ms[0]:.0f} ms')
-            report.figure(f'answer_stages_ms.{name}', split, 'ms', 'warm p50 per stage')
-        report.figure('answer_latency_cold_ms', {n: round(v['cold'], 1) for n, v in lat.items()}, 'ms')
-        report.figure('answer_latency_ratio_2h_1min', round(lat['2h']['warm'] / lat['1min']['warm'], 3), 'x')
-        report.figure('answer_latency_ratio_6mo_1min', round(lat['6mo']['warm'] / lat['1min']['warm'], 3), 'x',
-                      'target <= 1.2')
-        report.figure('answer_latency_cold_ratio_6mo_1min', round(lat['6mo']['cold'] / lat['1min']['cold'], 3),
-                      'x')
-        for a in agents[1:]:
-            a.close()
-        # sleep time: memory pass + consolidation (model merges/profiles) of 30 s segments into the 1-minute memory
-        rng = random.Random(7)
-        seg_s = []
-        start = first.now + 60
-        for i in range(n_sleep):
-            s0 = start + i * SEGMENT_S
-            seg = SegmentInput(10_000 + i, s0, s0 + SEGMENT_S, _utterance(rng, i), '', [f'<face_{i % 2 + 1}>'],
-                               ['person', 'table'], audio_uri='', speech_end=s0 + SEGMENT_S - 1)
-            first.now = s0 + SEGMENT_S
-            t = time.perf_counter()
-            first.consolidate(seg, '')
-            seg_s.append(time.perf_counter() - t)
-        st = first.memory.stats
-        report.figure('sleep_rtf', round(sum(seg_s) / (SEGMENT_S * n_sleep), 3), 'x',
-                      f'{n_sleep} x 30 s segments; {st.merges} S_g merges, {st.profile_updates} profile updates; '
-                      'paper 0.72')
-        report.figure('sleep_segment_s_p50', round(float(np.median(seg_s)), 2), 's')
+            lat[name] = _horizon(agent, name, segments, entries, questions, report)
+            if agent is not first:
+                agent.close()
+        _ratios(lat, report)
+        seg_s = _sleep_rtf(first, n_sleep, report)
         first.close()
         for path in _plot(out, lat, seg_s):
             report.note(f'plot: {path}')

@@ -25,6 +25,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('-r', '--rate', type=float, default=1.0, help='playback speed (reminder timing needs 1)')
     p.add_argument('--no-launch', action='store_true', help='use an already running graph')
     p.add_argument('--linger', type=float, default=15.0, help='seconds to keep recording after the bag ends')
+    p.add_argument('--drain', action='store_true', help='then wait until the graph has stored everything in memory '
+                                                        '(lightomni replay --drain)')
     p.add_argument('--launch-arg', nargs='*', default=[], metavar='NAME:=VALUE', help='launch arguments')
     p.set_defaults(func=run)
 
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
         bagwriter.write_bag(sc, bag, force=True)
         run_dir = out / f'run_{time.strftime("%Y%m%d-%H%M%S")}'
         print(f'demo: replaying into the node graph at {args.rate:g}x (about {_duration(bag) / args.rate:.0f} s)')
-        opts = replay.ReplayOptions(rate=args.rate, linger=args.linger)
+        opts = replay.ReplayOptions(rate=args.rate, linger=args.linger, drain=args.drain)
         result = replay.run_replay(bag, run_dir, opts, launch_file=None if args.no_launch else 'lightomni.launch.py',
                                    launch_args=parse_launch_arguments(args.launch_arg))
     except (scenario.ScenarioError, bagwriter.MediaError, LaunchError, FileNotFoundError, ValueError) as exc:

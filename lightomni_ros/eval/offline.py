@@ -58,12 +58,12 @@ class Collector:
                                         response=a.response, memory_ids=a.memory_ids, p_speech=a.p_speech,
                                         p_search=a.p_search, speech_end=_stamp(a.speech_end) if a.speech_end
                                         else NS(sec=0, nanosec=0), latency=a.latency_ms, compute_ms=a.compute_ms,
-                                        response_source=a.response_source))
+                                        response_source=a.response_source, sg_version=a.sg_version))
         for t, topic in ev.topics:
             self.add('topics', t, NS(segment_id=topic.segment_id, semantic=topic.semantic,
                                      remembered=topic.remembered, visual=topic.visual, audio=topic.audio,
                                      response=topic.response, producer=topic.producer,
-                                     reminders=[NS(text=r['text'], due=r['due']) for r in topic.reminders]))
+                                     reminders=[NS(text=r.text, due=r.due) for r in topic.reminders]))
         for r in ev.reminders:
             self.add('reminders/due', r.fired_at or r.due, NS(id=r.id, text=r.text, due=r.due, delay=r.delay))
         for f in ev.detections:
@@ -110,78 +110,107 @@ def _inputs(reader: Any) -> dict[str, str]:
     return out
 
 
-def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, remap: dict[str, str] | None = None,
-                configs: Any = None, agent: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
-    """Run a scenario (YAML, rendered to a bag first) or a bag through the facade; score; return the result."""
-    from ..core.agent import AgentConfigs, LightOmni
-    from ..core.perception.frames import ImageFormatError, decode_compressed, decode_image
-    from . import bagwriter, report, scenario, scoring
-    from .bagreader import BagReader
-    from .replay import RESULT
+@dataclasses.dataclass
+class Played:
+    """What feeding a bag into the facade did: inputs by kind, the first and last stamps, input problems."""
 
-    out = pathlib.Path(out_dir)
+    counts: dict[str, int] = dataclasses.field(default_factory=dict)
+    first_ns: int | None = None
+    last_ns: int | None = None
+    start_ns: int = 0
+    problems: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+
+def _prepare(source: str | pathlib.Path, out: pathlib.Path) -> pathlib.Path:
+    """The bag to play (a scenario YAML is rendered into ``out/bag`` first); refuses a used output folder."""
+    from . import bagwriter, scenario
+    from .result import RESULT
+
     if (out / RESULT).exists():
         raise FileExistsError(f'{out / RESULT} exists; choose another --output')
     out.mkdir(parents=True, exist_ok=True)
     source = pathlib.Path(source)
-    bag = source
-    if source.suffix in ('.yaml', '.yml'):
-        bag = out / 'bag'
-        log.info('rendering %s into %s', source, bag)
-        bagwriter.write_bag(scenario.load(source), bag, force=True)
+    if source.suffix not in ('.yaml', '.yml'):
+        return source
+    bag = out / 'bag'
+    log.info('rendering %s into %s', source, bag)
+    bagwriter.write_bag(scenario.load(source), bag, force=True)
+    return bag
+
+
+def _push(agent: Any, kind: str, stamp: float, msg: Any) -> Any:
+    """One decoded input message into the facade, as the perception node receives it."""
+    from ..core.perception.frames import decode_compressed, decode_image
+
+    if kind == 'audio':
+        return agent.push_audio(stamp, bytes(msg.data), msg.info.sample_format, msg.info.channels,
+                                msg.info.sample_rate, msg.info.coding_format or 'wave')
+    if kind == 'text':
+        return agent.push_text(stamp, msg.data)
+    max_pixels = agent.cfg.perception.frames.max_pixels
+    rgb = decode_compressed(msg.format, bytes(msg.data), max_pixels) if kind == 'compressed' \
+        else decode_image(msg.encoding, msg.width, msg.height, msg.step, bytes(msg.data), max_pixels)
+    return agent.push_frame(stamp, rgb)
+
+
+def _feed(agent: Any, bag: pathlib.Path, remap: dict[str, str] | None, col: Collector) -> Played:
+    """Every input message of the bag into the facade in recorded order, then what is due in a short linger."""
+    from ..core.perception.frames import ImageFormatError
+    from .bagreader import BagReader
+
+    played, bad = Played(), set()
+    with BagReader(bag, remap=remap) as reader:
+        kinds = _inputs(reader)
+        for m in reader.messages():
+            kind = kinds.get(m.topic)
+            msg = reader.decode(m) if kind is not None else None
+            if msg is None:
+                continue
+            played.first_ns = m.t_ns if played.first_ns is None else played.first_ns
+            played.last_ns = m.t_ns
+            played.counts[kind] = played.counts.get(kind, 0) + 1
+            stamp = m.t_ns * 1e-9
+            if kind != 'text' and (msg.header.stamp.sec or msg.header.stamp.nanosec):
+                stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            try:
+                ev = _push(agent, kind, stamp, msg)
+            except (ImageFormatError, ValueError) as e:   # AudioFormatError is a ValueError too
+                key = f'{m.topic}: {type(e).__name__}'
+                if key not in bad:
+                    reader.problem('input', f'{e} (first at t={m.t_ns}; later ones counted)', m.topic)
+                bad.add(key)
+                continue
+            col.events(ev)
+            if ev.segments or ev.topics or ev.reminders:
+                col.state(agent)
+        # after the bag: what is still due inside a short linger (sleep-time Topics, reminders)
+        if played.last_ns is not None:
+            col.events(agent.flush())
+            col.state(agent)
+            col.events(agent.advance(played.last_ns * 1e-9 + 10.0, segments=False))
+            col.state(agent)
+        played.problems = [dataclasses.asdict(p) for p in reader.problems]
+        played.start_ns = reader.start_ns if played.first_ns is None else played.first_ns
+    return played
+
+
+def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, remap: dict[str, str] | None = None,
+                configs: Any = None, agent: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
+    """Run a scenario (YAML, rendered to a bag first) or a bag through the facade; score; return the result."""
+    from ..core.agent import AgentConfigs, LightOmni
+    from . import bagwriter, scoring
+    from .result import score_into, write_result
+
+    out = pathlib.Path(out_dir)
+    bag = _prepare(source, out)
     t_start = time.perf_counter()
     own = agent is None
     if own:
         agent = LightOmni(out / 'state' / 'memory', configs or AgentConfigs(), time_scale=time_scale)
     load_s = time.perf_counter() - t_start
     col = Collector()
-    counts: dict[str, int] = {}
-    bad: dict[str, str] = {}
     t_run = time.perf_counter()
-    with BagReader(bag, remap=remap) as reader:
-        kinds = _inputs(reader)
-        first_ns = last_ns = None
-        max_pixels = agent.cfg.frames.max_pixels
-        for m in reader.messages():
-            kind = kinds.get(m.topic)
-            if kind is None:
-                continue
-            msg = reader.decode(m)
-            if msg is None:
-                continue
-            first_ns = m.t_ns if first_ns is None else first_ns
-            last_ns = m.t_ns
-            counts[kind] = counts.get(kind, 0) + 1
-            stamp = m.t_ns * 1e-9
-            if kind != 'text' and (msg.header.stamp.sec or msg.header.stamp.nanosec):
-                stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
-            try:
-                if kind == 'audio':
-                    ev = agent.push_audio(stamp, bytes(msg.data), msg.info.sample_format, msg.info.channels,
-                                          msg.info.sample_rate, msg.info.coding_format or 'wave')
-                elif kind == 'text':
-                    ev = agent.push_text(stamp, msg.data)
-                else:
-                    rgb = decode_compressed(msg.format, bytes(msg.data), max_pixels) if kind == 'compressed' \
-                        else decode_image(msg.encoding, msg.width, msg.height, msg.step, bytes(msg.data), max_pixels)
-                    ev = agent.push_frame(stamp, rgb)
-            except (ImageFormatError, ValueError) as e:   # AudioFormatError is a ValueError too
-                key = f'{m.topic}: {type(e).__name__}'
-                if key not in bad:
-                    reader.problem('input', f'{e} (first at t={m.t_ns}; later ones counted)', m.topic)
-                bad[key] = str(e)
-                continue
-            col.events(ev)
-            if ev.segments or ev.topics or ev.reminders:
-                col.state(agent)
-        # after the bag: what is still due inside a short linger (sleep-time Topics, reminders)
-        if last_ns is not None:
-            col.events(agent.flush())
-            col.state(agent)
-            col.events(agent.advance(last_ns * 1e-9 + 10.0, segments=False))
-            col.state(agent)
-        problems = [dataclasses.asdict(p) for p in reader.problems]
-        bag_start = reader.start_ns if first_ns is None else first_ns
+    played = _feed(agent, bag, remap, col)
     compute_s = time.perf_counter() - t_run
     if own:
         agent.close()
@@ -189,23 +218,19 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
     result: dict[str, Any] = {
         'mode': 'offline', 'bag': str(bag), 'output_bag': str(out / 'outputs.json'),
         'namespace': '(none: offline LightOmni facade)',
-        'timing': {'wall_start_ns': int(bag_start or 0), 'bag_start_ns': int(bag_start or 0), 'rate': 1.0,
-                   'restamp_offset_ns': 0, 'published': counts, 'time_scale': agent.time_scale,
-                   'duration_s': round(((last_ns or 0) - (first_ns or 0)) / 1e9, 3),
+        'timing': {'wall_start_ns': int(played.start_ns or 0), 'bag_start_ns': int(played.start_ns or 0),
+                   'rate': 1.0, 'restamp_offset_ns': 0, 'published': played.counts, 'time_scale': agent.time_scale,
+                   'duration_s': round(((played.last_ns or 0) - (played.first_ns or 0)) / 1e9, 3),
                    'compute_s': round(compute_s, 3), 'model_load_s': round(load_s, 3),
                    'sleep_time_s': round(agent.sleep_seconds, 3)},
-        'recorded': {k: len(v) for k, v in col.by_topic.items()}, 'problems': problems,
+        'recorded': {k: len(v) for k, v in col.by_topic.items()}, 'problems': played.problems,
         'engine': {'backbone': agent.engine.backbone.describe().get('name'), 'backend': agent.engine.backend,
                    'heads_trained': agent.engine.heads.trained}}
     gt = bagwriter.load_ground_truth(bag)
     if gt is not None:
         (out / bagwriter.GROUNDTRUTH).write_text(json.dumps(gt, indent=2))
-        outputs = scoring.Outputs(col.by_topic)
-        tb = scoring.TimeBase.from_result(result, gt)
-        result['score'] = scoring.score(gt, outputs, tb)
-        (out / RESULT).write_text(json.dumps(result, indent=2, default=str))
-        result['report'] = str(report.write_report(out, gt, result, outputs, tb))
-    (out / RESULT).write_text(json.dumps(result, indent=2, default=str))
+        return score_into(out, result, gt, scoring.Outputs(col.by_topic))
+    write_result(out, result)
     return result
 
 

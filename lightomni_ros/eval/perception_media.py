@@ -140,10 +140,9 @@ def _pcm(x: np.ndarray, fmt: str) -> bytes:
     return (np.clip(x, -1, 1) * 32767).astype('<i2').tobytes()
 
 
-def feed(argv: list[str]) -> int:
-    """Publish clips (audio + camera) in real time; print one JSON line per clip with its stamps."""
+def _feed_args(argv: list[str]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog='perception_media feed')
-    p.add_argument('clips', nargs='+', help='media-relative paths (audio files or GRID videos)')
+    p.add_argument('clips', nargs='+', help='media-relative paths (audio files or GRID videos) or audio file paths')
     p.add_argument('--gap-s', type=float, default=1.5, help='silence before and after each clip')
     p.add_argument('--chunk-ms', type=float, default=20.0)
     p.add_argument('--fps', type=float, default=25.0, help='camera rate (0: no camera)')
@@ -153,128 +152,145 @@ def feed(argv: list[str]) -> int:
     p.add_argument('--namespace', default='/lightomni')
     p.add_argument('--min-duration', type=float, default=0.0, help='loop the clips until this many seconds')
     p.add_argument('--wait-subscribers', type=float, default=30.0)
-    args = p.parse_args(argv)
+    return p.parse_args(argv)
 
+
+class Feeder:
+    """Microphone and camera publishers on separate DDS participants, on a real-time stream clock."""
+
+    def __init__(self, args: argparse.Namespace, still: np.ndarray) -> None:
+        import rclpy
+        from rclpy.context import Context
+        from sensor_msgs.msg import Image
+
+        from lightomni_ros.env import prepare
+        from lightomni_ros.msg import AudioStamped
+        from lightomni_ros.nodes.common import SENSOR_QOS
+
+        prepare()     # own ament prefix and DDS profile, as every process of the graph
+        self.args, self.still = args, still
+        # Microphone and camera from separate DDS participants, as separate drivers on a robot would publish them
+        # (one participant would also share one transport queue between 1 MB frames and small audio chunks).
+        self.contexts, self.nodes = [], []
+        for name in ('perception_feeder_audio', 'perception_feeder_camera'):
+            ctx = Context()
+            rclpy.init(context=ctx)
+            self.contexts.append(ctx)
+            self.nodes.append(rclpy.create_node(name, namespace=args.namespace, context=ctx))
+        self.pub_a = self.nodes[0].create_publisher(AudioStamped, 'audio', SENSOR_QOS)
+        self.pub_v = self.nodes[1].create_publisher(Image, 'camera/image_raw', SENSOR_QOS)
+        self.size = tuple(int(v) for v in args.size.split('x')) if args.size else None
+        self.clock = 0.0           # seconds since start (stream time)
+        self.total = {'audio_chunks': 0, 'frames': 0}
+
+    def wait_and_start(self) -> None:
+        """Wait for subscribers, then start the stream clock."""
+        deadline = time.monotonic() + self.args.wait_subscribers
+        while (self.pub_a.get_subscription_count() == 0 or self.pub_v.get_subscription_count() == 0) and \
+                time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.5)
+        self.t_wall0, self.t_stamp0 = time.monotonic(), time.time()
+
+    def _stamp(self, header, t: float, frame_id: str) -> None:
+        st = self.t_stamp0 + t
+        header.stamp.sec, header.stamp.nanosec = int(st), int((st % 1) * 1e9)
+        header.frame_id = frame_id
+
+    def _audio(self, x: np.ndarray, sr: int, t: float) -> None:
+        from lightomni_ros.msg import AudioStamped
+
+        msg = AudioStamped()
+        self._stamp(msg.header, t, 'mic')
+        msg.info.channels, msg.info.sample_rate = x.shape[1], sr
+        msg.info.sample_format, msg.info.coding_format = self.args.format, 'wave'
+        msg.data = array.array('B', _pcm(x, self.args.format))
+        self.pub_a.publish(msg)
+        self.total['audio_chunks'] += 1
+
+    def _frame(self, img: np.ndarray, t: float) -> None:
+        import cv2
+        from sensor_msgs.msg import Image
+
+        if self.size and img.shape[1::-1] != self.size:
+            img = cv2.resize(img, self.size, interpolation=cv2.INTER_LINEAR)
+        msg = Image(height=img.shape[0], width=img.shape[1], encoding='rgb8', step=img.shape[1] * 3)
+        self._stamp(msg.header, t, 'camera')
+        msg.data = img.tobytes()
+        self.pub_v.publish(msg)
+        self.total['frames'] += 1
+
+    def publish_until(self, t_end: float, audio: np.ndarray | None, sr: int, frames: list[np.ndarray] | None,
+                      fps_src: float) -> None:
+        """Publish audio chunks and camera frames for stream seconds [clock, t_end) in real time."""
+        t_start, fps = self.clock, self.args.fps
+        chunk = max(1, int(sr * self.args.chunk_ms / 1000))
+        channels = audio.shape[1] if audio is not None else 1
+        n_audio, t_audio = 0, t_start
+        next_frame = t_start if fps > 0 else float('inf')
+        while t_audio < t_end or next_frame < t_end:
+            delay = self.t_wall0 + min(t_audio, next_frame) - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            if t_audio <= next_frame:
+                x = audio[n_audio:n_audio + chunk] if audio is not None and n_audio < len(audio) else \
+                    np.zeros((chunk, channels), np.float32)
+                self._audio(x, sr, t_audio)
+                n_audio += len(x)
+                t_audio = t_start + n_audio / sr
+            else:
+                k = min(len(frames) - 1, int((next_frame - t_start) * fps_src)) if frames else -1
+                self._frame(frames[k % len(frames)] if frames else self.still, next_frame)
+                next_frame += 1.0 / fps
+        self.clock = t_end
+
+    def close(self) -> None:
+        """Destroy the publishers' nodes and contexts."""
+        import rclpy
+
+        for node, ctx in zip(self.nodes, self.contexts):
+            node.destroy_node()
+            rclpy.try_shutdown(context=ctx)
+
+
+def _still(media: pathlib.Path, rel: str) -> np.ndarray:
     import cv2
-    import rclpy
-    from sensor_msgs.msg import Image
 
-    from lightomni_ros.msg import AudioStamped
+    still = load_image(media / rel) if rel else np.full((480, 640, 3), 90, np.uint8)
+    if max(still.shape[:2]) > 640:       # a camera-sized view of the photo (aspect ratio kept)
+        f = 640 / max(still.shape[:2])
+        still = cv2.resize(still, (round(still.shape[1] * f), round(still.shape[0] * f)), interpolation=cv2.INTER_AREA)
+    return still
 
+
+def feed(argv: list[str]) -> int:
+    """Publish clips (audio + camera) in real time; print one JSON line per clip with its stamps."""
+    args = _feed_args(argv)
     media = media_dir()
     if media is None:
         print('no media folder', file=sys.stderr)
         return 2
-    from rclpy.context import Context
-
-    from lightomni_ros.dds import apply_defaults
-    from lightomni_ros.nodes.common import SENSOR_QOS
-
-    apply_defaults()
-
-    # Microphone and camera from separate DDS participants, as separate drivers on a robot would publish them
-    # (one participant would also share one transport queue between 1 MB frames and small audio chunks).
-    contexts, nodes = [], []
-    for name in ('perception_feeder_audio', 'perception_feeder_camera'):
-        ctx = Context()
-        rclpy.init(context=ctx)
-        contexts.append(ctx)
-        nodes.append(rclpy.create_node(name, namespace=args.namespace, context=ctx))
-    pub_a = nodes[0].create_publisher(AudioStamped, 'audio', SENSOR_QOS)
-    pub_v = nodes[1].create_publisher(Image, 'camera/image_raw', SENSOR_QOS)
-    deadline = time.monotonic() + args.wait_subscribers
-    while (pub_a.get_subscription_count() == 0 or pub_v.get_subscription_count() == 0) and \
-            time.monotonic() < deadline:
-        time.sleep(0.05)
-    time.sleep(0.5)
-    size = tuple(int(v) for v in args.size.split('x')) if args.size else None
-    still = load_image(media / args.still) if args.still else np.full((480, 640, 3), 90, np.uint8)
-    if max(still.shape[:2]) > 640:       # a camera-sized view of the photo (aspect ratio kept)
-        f = 640 / max(still.shape[:2])
-        still = cv2.resize(still, (round(still.shape[1] * f), round(still.shape[0] * f)), interpolation=cv2.INTER_AREA)
-    t_wall0 = time.monotonic()
-    t_stamp0 = time.time()
-    print(json.dumps({'stamp0': t_stamp0, 'chunk_ms': args.chunk_ms}), flush=True)
-    clock = [0.0]          # seconds since start (stream time)
-    total = {'audio_chunks': 0, 'frames': 0}
-
-    def publish_until(t_end: float, audio: np.ndarray | None, sr: int, frames: list[np.ndarray] | None,
-                      fps_src: float) -> None:
-        """Publish audio chunks and camera frames for stream seconds [clock, t_end)."""
-        t_start = clock[0]
-        chunk = max(1, int(sr * args.chunk_ms / 1000))
-        n_audio = 0
-        next_frame = t_start if args.fps > 0 else float('inf')
-        t_audio = t_start
-        while True:
-            t_next_audio = t_audio
-            if t_next_audio >= t_end and next_frame >= t_end:
-                break
-            t = min(t_next_audio, next_frame)
-            delay = t_wall0 + t - time.monotonic()
-            if delay > 0:
-                time.sleep(delay)
-            if t_next_audio <= next_frame and t_next_audio < t_end:
-                if audio is not None and n_audio < len(audio):
-                    x = audio[n_audio:n_audio + chunk]
-                else:
-                    x = np.zeros((chunk, audio.shape[1] if audio is not None else 1), np.float32)
-                msg = AudioStamped()
-                st = t_stamp0 + t_audio
-                msg.header.stamp.sec = int(st)
-                msg.header.stamp.nanosec = int((st % 1) * 1e9)
-                msg.header.frame_id = 'mic'
-                msg.info.channels = x.shape[1]
-                msg.info.sample_rate = sr
-                msg.info.sample_format = args.format
-                msg.info.coding_format = 'wave'
-                msg.data = array.array('B', _pcm(x, args.format))
-                pub_a.publish(msg)
-                total['audio_chunks'] += 1
-                n_audio += len(x)
-                t_audio = t_start + n_audio / sr
-            elif next_frame < t_end:
-                if frames:
-                    img = frames[min(len(frames) - 1, int((next_frame - t_start) * fps_src)) % len(frames)]
-                else:
-                    img = still
-                if size and img.shape[1::-1] != size:
-                    img = cv2.resize(img, size, interpolation=cv2.INTER_LINEAR)
-                msg = Image(height=img.shape[0], width=img.shape[1], encoding='rgb8', step=img.shape[1] * 3)
-                st = t_stamp0 + next_frame
-                msg.header.stamp.sec = int(st)
-                msg.header.stamp.nanosec = int((st % 1) * 1e9)
-                msg.header.frame_id = 'camera'
-                msg.data = img.tobytes()
-                pub_v.publish(msg)
-                total['frames'] += 1
-                next_frame += 1.0 / args.fps
-            else:
-                break
-        clock[0] = t_end
-
+    fd = Feeder(args, _still(media, args.still))
+    fd.wait_and_start()
+    print(json.dumps({'stamp0': fd.t_stamp0, 'chunk_ms': args.chunk_ms}), flush=True)
     try:
         while True:
             for rel in args.clips:
                 audio, sr = load_audio(media / rel)
                 frames, fps_src = (load_video(media / rel) if rel.endswith(('.mpg', '.mp4')) else (None, 25.0))
-                publish_until(clock[0] + args.gap_s, audio[:0], sr, frames[:1] if frames else None, fps_src)
-                t0 = clock[0]
-                dur = len(audio) / sr
-                publish_until(t0 + dur, audio, sr, frames, fps_src)
-                print(json.dumps({'clip': rel, 'start': t_stamp0 + t0, 'end': t_stamp0 + t0 + dur}), flush=True)
-                publish_until(clock[0] + args.gap_s, audio[:0], sr, frames[-1:] if frames else None, fps_src)
-            if clock[0] >= args.min_duration:
+                fd.publish_until(fd.clock + args.gap_s, audio[:0], sr, frames[:1] if frames else None, fps_src)
+                t0, dur = fd.clock, len(audio) / sr
+                fd.publish_until(t0 + dur, audio, sr, frames, fps_src)
+                print(json.dumps({'clip': rel, 'start': fd.t_stamp0 + t0, 'end': fd.t_stamp0 + t0 + dur}), flush=True)
+                fd.publish_until(fd.clock + args.gap_s, audio[:0], sr, frames[-1:] if frames else None, fps_src)
+            if fd.clock >= args.min_duration:
                 break
-        print(json.dumps({'done': True, **total, 'seconds': clock[0]}), flush=True)
-        # Keep the publishers alive a moment so the last best-effort chunks are delivered.
-        time.sleep(1.0)
+        print(json.dumps({'done': True, **fd.total, 'seconds': fd.clock}), flush=True)
+        time.sleep(1.0)     # keep the publishers alive a moment so the last best-effort chunks are delivered
     except KeyboardInterrupt:
         pass
     finally:
-        for node, ctx in zip(nodes, contexts):
-            node.destroy_node()
-            rclpy.try_shutdown(context=ctx)
+        fd.close()
     return 0
 
 

@@ -30,6 +30,8 @@ from typing import Any
 
 from . import rostypes
 from .bagreader import BagReader, parse_remaps
+from .names import output_name
+from .result import RESULT, score_into, write_result
 
 log = logging.getLogger('lightomni.eval.replay')
 
@@ -49,15 +51,6 @@ OUTPUTS = {
 #: bag topics not replayed unless --all-topics (they belong to the recording robot's own processes)
 SKIPPED_BY_DEFAULT = ('/rosout', '/parameter_events', '/tf_static')
 OUTPUT_BAG = 'outputs'
-RESULT = 'result.json'
-
-
-def output_name(namespace: str, rel: str) -> str:
-    """Absolute name of an output topic."""
-    if rel.startswith('/'):
-        return rel
-    ns = '/' + namespace.strip('/') if namespace.strip('/') else ''
-    return f'{ns}/{rel}'
 
 
 def restamp(data: bytes, offset_ns: int) -> bytes:
@@ -89,6 +82,8 @@ class ReplayOptions:
     decompress: bool = True                  # offer <camera>/compressed also as raw Image on <camera> (used if taken)
     wait_graph: float = 300.0                # launched graph: seconds to wait for every lifecycle node to be active
     fresh_state: bool = True                 # launched graph: memory and perception state in the run folder
+    drain: bool = False                      # after the linger: wait until the graph has consolidated everything
+    drain_timeout: float = 900.0             # upper bound of that wait (seconds; reported when it is reached)
 
 
 class Recorder:
@@ -174,6 +169,7 @@ class Replayer:
         self.raw_pubs: dict[str, Any] = {}
         self.decompress: set[str] = set()
         self.qos_adapted: dict[str, str] = {}
+        self.sent: dict[str, int] = {}           # messages published per bag topic (set by play_bag)
         if opts.decompress:
             from sensor_msgs.msg import Image
 
@@ -185,6 +181,11 @@ class Replayer:
                     self.raw_pubs[name] = self.node.create_publisher(Image, raw_name,
                                                                      rostypes.to_rclpy_qos(info.qos))
         self.recorder = Recorder(self.node, opts.namespace)
+        self.drain = None
+        if opts.drain:
+            from .drain import DrainWatch
+
+            self.drain = DrainWatch(self.node, opts.namespace)
         self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
         self.executor.add_node(self.node)
         self._spin = threading.Thread(target=self._spin_forever, daemon=True)
@@ -268,6 +269,7 @@ class Replayer:
         def pct(q: float) -> float:
             return round(lags[min(len(lags) - 1, int(q * len(lags)))], 3) if lags else 0.0
 
+        self.sent = published
         return {'bag_start_ns': bag_start or 0, 'wall_start_ns': wall_start, 'rate': rate,
                 'restamp_offset_ns': offset if self.opts.restamp else 0,
                 'published': {self.play[n].name: c for n, c in published.items()},
@@ -275,6 +277,14 @@ class Replayer:
                 'qos_adapted': dict(self.qos_adapted),
                 'publish_lag_ms': {'p50': pct(0.5), 'p99': pct(0.99), 'max': pct(1.0)},
                 'duration_s': round((time.time_ns() - wall_start) / 1e9, 3) if wall_start else 0.0}
+
+    def wait_drained(self, stop: threading.Event | None = None) -> dict[str, Any]:
+        """Wait (up to ``drain_timeout``) until the graph has processed and consolidated what was played."""
+        for name, info in self.play.items():
+            if info.msgtype == 'std_msgs/msg/String':
+                subs = {i.node_name for i in self.node.get_subscriptions_info_by_topic(info.name)}
+                self.drain.texts[info.name] = (self.sent.get(name, 0), subs)
+        return self.drain.wait(self.opts.drain_timeout, stop)
 
     def _adapt(self, name: str, pub: Any) -> Any:
         """Recreate ``pub`` when discovered subscribers need more than the recorded QoS offers.
@@ -364,7 +374,7 @@ class GraphLauncher:
         """Wait until every autostarted lifecycle node is active; return those that are not (empty when all are)."""
         from lightomni_ros.launch_runner.lifecycle import LifecycleClient
 
-        pending = [n.fqn for n in self.runner.nodes if n.autostart]
+        pending = [n.fqn for n in self.runner.nodes if n.transitions]
         deadline = time.monotonic() + timeout
         with LifecycleClient() as client:
             while pending and time.monotonic() < deadline and not stop.is_set() and not self.failed:
@@ -391,7 +401,8 @@ class GraphLauncher:
 
 
 #: parameters holding a node's persistent state: pointed into the run folder so each replay starts from nothing
-STATE_KEYS = {'memory_dir': 'memory', 'state_file': 'perception_state.json', 'audio_dir': 'segments'}
+STATE_KEYS = {'memory_dir': 'memory', 'state_file': 'perception_state.json', 'audio_dir': 'segments',
+              'sleep_queue_path': 'reflex_sleep_queue.db'}
 
 
 def fresh_config(src: pathlib.Path, dst: pathlib.Path, state: pathlib.Path) -> list[str]:
@@ -475,11 +486,21 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
             if pending and not stop.is_set():
                 replayer.reader.problem('graph', f'not active after {opts.wait_graph:g} s: {pending}; replaying anyway')
         result['subscribers'] = {replayer.play[n].name: c for n, c in replayer.wait_for_subscribers(stop).items()}
+        if replayer.drain is not None and not replayer.drain.begin(opts.wait_subscribers, stop):
+            replayer.reader.problem('graph', f'no diagnostics from the graph after {opts.wait_subscribers:g} s; '
+                                             '--drain cannot tell when it is done')
         result['graph_ready_s'] = round(time.monotonic() - t0, 3)
         result['timing'] = replayer.play_bag(stop)
         linger_end = time.monotonic() + opts.linger
         while time.monotonic() < linger_end and not stop.is_set():
             time.sleep(0.1)
+        if opts.drain:
+            result['drain'] = drain = replayer.wait_drained(stop)
+            if drain['drained']:
+                log.info('graph drained after %.1f s', drain['waited_s'])
+            elif not stop.is_set():
+                replayer.reader.problem('graph', f'not drained after {opts.drain_timeout:g} s: '
+                                                 + '; '.join(drain['pending']))
         result['recorded'] = replayer.recorder.counts()
     finally:
         if graph is not None:
@@ -492,7 +513,7 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
     gt = bagwriter.load_ground_truth(bag)
     if gt is not None:
         (out / bagwriter.GROUNDTRUTH).write_text(json.dumps(gt, indent=2))
-    (out / RESULT).write_text(json.dumps(result, indent=2))
+    write_result(out, result)
     if score and gt is not None:
         result = score_dir(out)
     return result
@@ -510,20 +531,14 @@ def _watch(graph: GraphLauncher, stop: threading.Event) -> None:
 
 def score_dir(out: str | pathlib.Path) -> dict[str, Any]:
     """Score a finished replay folder (result.json + outputs bag + ground truth); write report.md and plots."""
-    from . import bagwriter, report, scoring
+    from . import bagwriter, scoring
 
     out = pathlib.Path(out)
     result = json.loads((out / RESULT).read_text())
     gt = bagwriter.load_ground_truth(out)
     if gt is None:
         raise FileNotFoundError(f'{out}: no ground truth ({bagwriter.GROUNDTRUTH}); nothing to score')
-    outputs = scoring.load_outputs(out / OUTPUT_BAG, result['namespace'])
-    tb = scoring.TimeBase.from_result(result, gt)
-    result['score'] = scoring.score(gt, outputs, tb)
-    (out / RESULT).write_text(json.dumps(result, indent=2))
-    result['report'] = str(report.write_report(out, gt, result, outputs, tb))
-    (out / RESULT).write_text(json.dumps(result, indent=2))
-    return result
+    return score_into(out, result, gt, scoring.load_outputs(out / OUTPUT_BAG, result['namespace']))
 
 
 # --- CLI ------------------------------------------------------------------------------------------------------------
@@ -552,6 +567,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('--keep-state', action='store_true',
                    help="launched graph: use the configured memory/state folders instead of fresh ones in the run's")
     p.add_argument('--linger', type=float, default=10.0, help='seconds to keep recording after the last message')
+    p.add_argument('--drain', action='store_true',
+                   help='then wait until every segment is answered, the sleep-time queue is empty and consolidation '
+                        'has stored every Topic (read from /diagnostics; see lightomni_ros/eval/drain.py)')
+    p.add_argument('--drain-timeout', type=float, default=900.0, help='upper bound of the --drain wait (seconds)')
     p.add_argument('--score-only', metavar='DIR', default=None, help='re-score a finished replay folder')
     p.add_argument('--offline', action='store_true',
                    help='no ROS graph: run the scenario (YAML) or bag through the LightOmni facade in this process '
@@ -588,7 +607,7 @@ def run(args: argparse.Namespace) -> int:
     opts = ReplayOptions(rate=args.rate, remap=remap, topics=args.topics, all_topics=args.all_topics,
                          namespace=args.namespace, restamp=not args.no_restamp, wait_subscribers=args.wait,
                          linger=args.linger, decompress=not args.no_decompress, wait_graph=args.wait_graph,
-                         fresh_state=not args.keep_state)
+                         fresh_state=not args.keep_state, drain=args.drain, drain_timeout=args.drain_timeout)
     out = args.output or f'replay_{pathlib.Path(args.bag).resolve().name}_{time.strftime("%Y%m%d-%H%M%S")}'
     try:
         result = run_replay(args.bag, out, opts, launch_file=None if args.no_launch else args.launch_file,
@@ -602,6 +621,10 @@ def run(args: argparse.Namespace) -> int:
     t = result.get('timing', {})
     print(f'  published {sum(t.get("published", {}).values())} messages in {t.get("duration_s", 0):.1f} s '
           f'(publish lag p50 {t.get("publish_lag_ms", {}).get("p50", 0):.1f} ms); recorded: {result.get("recorded")}')
+    if 'drain' in result:
+        d = result['drain']
+        print(f'  drained after {d["waited_s"]:.1f} s' if d['drained'] else
+              f'  NOT drained after {d["waited_s"]:.1f} s: {"; ".join(d["pending"])}')
     return _print_summary(result)
 
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import argparse
 
+from .runner import SIGINT_GRACE_S
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add the ``launch`` verb."""
@@ -16,7 +18,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument('arguments', nargs='*', metavar='name:=value', help='launch arguments')
     p.add_argument('--duration', type=float, default=None, help='stop after this many seconds')
     p.add_argument('--log-dir', default=None, help='where node logs go (default: ~/.ros/log/lightomni_launch_<time>)')
-    p.add_argument('--sigint-timeout', type=float, default=5.0, help='seconds to wait after SIGINT before SIGTERM')
+    p.add_argument('--sigint-timeout', type=float, default=SIGINT_GRACE_S,
+                   help='seconds to wait after SIGINT before SIGTERM (a node ends its model call in flight first)')
     p.add_argument('--sigterm-timeout', type=float, default=5.0, help='seconds to wait after SIGTERM before SIGKILL')
     p.add_argument('--transition-timeout', type=float, default=300.0,
                    help='seconds a lifecycle transition may take (models load in configure)')
@@ -30,11 +33,17 @@ def run(args: argparse.Namespace) -> int:
     from . import runner, shim
 
     path = pathlib.Path(args.file)
-    if not path.exists():
+    if not path.exists():   # a name, as `ros2 launch lightomni_ros NAME` takes it
         try:
-            path = shim.package_share('lightomni_ros') / 'launch' / args.file
-        except shim.LaunchError:
-            pass
+            shared = shim.package_share('lightomni_ros') / 'launch' / args.file
+        except shim.LaunchError as exc:
+            print(f'error: launch file {args.file!r} is not a file here, and {exc}; run `lightomni doctor`')
+            return 2
+        if not shared.is_file():
+            names = sorted(p.name for p in shared.parent.glob('*.launch.py'))
+            print(f'error: launch file {args.file!r} is neither a file here nor in {shared.parent} (there: {names})')
+            return 2
+        path = shared
     return runner.launch(path, args.arguments, duration=args.duration, log_dir=args.log_dir,
                          sigint_timeout=args.sigint_timeout, sigterm_timeout=args.sigterm_timeout,
                          transition_timeout=args.transition_timeout)

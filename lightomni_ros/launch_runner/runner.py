@@ -27,6 +27,9 @@ import yaml
 
 from . import shim, shm
 
+#: a node may be inside one model call when Ctrl-C comes (seconds on a busy CPU); it ends that call, then exits
+SIGINT_GRACE_S = 15.0
+
 log = logging.getLogger('lightomni.launch')
 
 
@@ -43,6 +46,11 @@ class NodeProcess:
     proc: subprocess.Popen | None = None
     log_path: pathlib.Path | None = None
     reader: threading.Thread | None = None
+    respawn: bool = False
+    respawn_delay: float = 0.0
+    #: lifecycle transitions requested on every start of the process (autostart, or the launch file's handlers)
+    transitions: list[str] = dataclasses.field(default_factory=list)
+    starts: int = 0
 
 
 def parse_launch_arguments(items: list[str]) -> dict[str, str]:
@@ -113,6 +121,8 @@ def plan(description: shim.LaunchDescription, arguments: dict[str, str], tmpdir:
     declared: dict[str, shim.DeclareLaunchArgument] = {}
     env = dict(os.environ)
     nodes: list[NodeProcess] = []
+    node_actions: list[tuple[Any, NodeProcess]] = []
+    handlers: list[Any] = []
     messages: list[str] = []
     labels: set[str] = set()
 
@@ -140,14 +150,56 @@ def plan(description: shim.LaunchDescription, arguments: dict[str, str], tmpdir:
                 messages.append(str(shim.perform(action.msg, context)))
             elif isinstance(action, shim.Node):
                 nodes.append(_node_process(action, context, env, tmpdir, labels))
+                node_actions.append((action, nodes[-1]))
+            elif isinstance(action, shim.RegisterEventHandler):
+                handlers.append(action.event_handler)
             else:
                 raise shim.LaunchError(f'unsupported launch action {type(action).__name__}')
 
     visit(description.entities)
+    for action, node in node_actions:
+        node.transitions = node.transitions or _start_transitions(action, handlers, node.label)
     unknown = sorted(set(arguments) - set(declared))
     if unknown:
         raise shim.LaunchError(f'unknown launch argument(s) {unknown}; declared: {sorted(declared)}')
     return nodes, messages
+
+
+_TRANSITION_NAMES = {1: 'configure', 2: 'cleanup', 3: 'activate', 4: 'deactivate'}
+_GOAL = {'configure': 'inactive', 'activate': 'active', 'deactivate': 'inactive', 'cleanup': 'unconfigured'}
+
+
+def _start_transitions(action: shim.Node, handlers: list[Any], label: str) -> list[str]:
+    """The transitions the launch file's handlers request when ``action``'s process starts, followed in order.
+
+    Understands launch_ros's lifecycle pattern: OnProcessStart(target) -> EmitEvent(ChangeState(t1)), and
+    OnStateTransition(target, goal_state=S) -> EmitEvent(ChangeState(t2)) chained on the state t1 leads to.
+    """
+    def requested(entities: list[Any]) -> list[str]:
+        out = []
+        for e in entities:
+            ev = getattr(e, 'event', None)
+            if isinstance(e, shim.EmitEvent) and isinstance(ev, shim.ChangeState):
+                if ev.lifecycle_node_matcher is not action:
+                    continue
+                if ev.transition_id not in _TRANSITION_NAMES:
+                    raise shim.LaunchError(f'{label}: transition {ev.transition_id} is not supported here')
+                out.append(_TRANSITION_NAMES[ev.transition_id])
+        return out
+
+    chain: list[str] = []
+    for h in handlers:
+        if isinstance(h, shim.OnProcessStart) and h.target_action is action:
+            chain += requested(h.on_start)
+    state = _GOAL.get(chain[-1]) if chain else None
+    for _ in range(4):          # follow OnStateTransition hops (configure -> inactive -> activate -> active)
+        nxt = [t for h in handlers if isinstance(h, shim.OnStateTransition) and h.target_lifecycle_node is action
+               and state is not None and h.goal_state == state for t in requested(h.entities)]
+        if not nxt:
+            break
+        chain += nxt
+        state = _GOAL.get(nxt[-1])
+    return chain
 
 
 def _node_process(action: shim.Node, context: shim.LaunchContext, env: dict[str, str], tmpdir: pathlib.Path,
@@ -183,14 +235,23 @@ def _node_process(action: shim.Node, context: shim.LaunchContext, env: dict[str,
     node_env.setdefault('PYTHONUNBUFFERED', '1')
     node_env.setdefault('RCUTILS_COLORIZED_OUTPUT', '0')
     autostart = action.is_lifecycle and shim._truth(str(shim.perform(action.autostart, context)))
-    return NodeProcess(label, cmd, node_env, _fqn(namespace, str(name or executable)), action.is_lifecycle, autostart)
+    respawn = shim._truth(str(shim.perform(action.respawn, context)))
+    delay = shim.perform(action.respawn_delay, context)
+    try:
+        delay = float(delay) if delay not in (None, '') else 0.0
+    except ValueError as e:
+        raise shim.LaunchError(f'{label}: respawn_delay {delay!r} is not a number') from e
+    return NodeProcess(label, cmd, node_env, _fqn(namespace, str(name or executable)), action.is_lifecycle, autostart,
+                       respawn=respawn, respawn_delay=max(0.0, delay),
+                       transitions=['configure', 'activate'] if autostart else [])
 
 
 class Runner:
     """Start, watch and stop a planned set of node processes."""
 
     def __init__(self, nodes: list[NodeProcess], *, log_dir: pathlib.Path, out: TextIO = sys.stdout,
-                 sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, lifecycle_timeout: float = 300.0) -> None:
+                 sigint_timeout: float = SIGINT_GRACE_S, sigterm_timeout: float = 5.0,
+                 lifecycle_timeout: float = 300.0) -> None:
         self.nodes = nodes
         self.log_dir = log_dir
         self.out = out
@@ -212,7 +273,7 @@ class Runner:
 
     def _pump(self, node: NodeProcess) -> None:
         assert node.proc is not None and node.proc.stdout is not None and node.log_path is not None
-        with node.log_path.open('w') as logf:
+        with node.log_path.open('w' if node.starts == 1 else 'a') as logf:
             for raw in iter(node.proc.stdout.readline, b''):
                 line = raw.decode(errors='replace').rstrip('\n')
                 logf.write(line + '\n')
@@ -226,11 +287,39 @@ class Runner:
         self._shm_before = shm.segments()
         for node in self.nodes:
             node.log_path = self.log_dir / f'{node.label}.log'
-            node.proc = subprocess.Popen(node.cmd, env=node.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
-            node.reader = threading.Thread(target=self._pump, args=(node,), daemon=True)
-            node.reader.start()
-            self.say('launch', f'started {node.label} (pid {node.proc.pid}): {" ".join(node.cmd[-12:])}')
+            self._start_one(node)
+
+    def _start_one(self, node: NodeProcess) -> None:
+        node.starts += 1
+        node.proc = subprocess.Popen(node.cmd, env=node.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        node.reader = threading.Thread(target=self._pump, args=(node,), daemon=True)
+        node.reader.start()
+        what = 'started' if node.starts == 1 else f'respawned (start {node.starts})'
+        self.say('launch', f'{what} {node.label} (pid {node.proc.pid}): {" ".join(node.cmd[-12:])}')
+
+    def _respawn(self, node: NodeProcess, code: int) -> None:
+        """Start a node that exited again after its delay, and bring it back to its lifecycle state."""
+        self.say('launch', f'{node.label} exited with code {code}; respawning in {node.respawn_delay:g} s')
+        if node.reader is not None:
+            node.reader.join(timeout=2.0)
+        _signal_group(node.proc, signal.SIGKILL)     # anything it left in its group
+        if code == -signal.SIGKILL:                  # a killed node cannot release its shared memory
+            shm.remove_orphans(self._shm_before)
+        if self._stop.wait(node.respawn_delay):
+            return
+        with open(node.log_path, 'a') as f:          # one log per node across its lives
+            f.write(f'--- respawn after exit code {code} ---\n')
+        self._start_one(node)
+        if node.transitions:
+            threading.Thread(target=self._bring_up, args=(node,), daemon=True).start()
+
+    def _bring_up(self, node: NodeProcess) -> None:
+        errors = run_transitions([node], self._stop.is_set, self.lifecycle_timeout)
+        for err in errors:
+            self.say('launch', f'ERROR: {err}')
+        if not errors and node.transitions:
+            self.say('launch', f'{node.label} is back: {" -> ".join(node.transitions)} done')
 
     def stop(self) -> None:
         """Ask the run loop to stop (thread-safe, signal-safe)."""
@@ -284,10 +373,10 @@ class Runner:
 
     def _watch(self, duration: float | None,
                activate: Callable[[list[NodeProcess], Callable[[], bool]], list[str]] | None) -> int:
-        lifecycle = [n for n in self.nodes if n.autostart]
+        lifecycle = [n for n in self.nodes if n.transitions]
         if lifecycle:
             if activate is None:
-                errors = activate_lifecycle_nodes(lifecycle, self._stop.is_set, self.lifecycle_timeout)
+                errors = run_transitions(lifecycle, self._stop.is_set, self.lifecycle_timeout)
             else:
                 errors = activate(lifecycle, self._stop.is_set)
             for err in errors:
@@ -299,6 +388,9 @@ class Runner:
         while not self._stop.is_set():
             for n in self.nodes:
                 code = n.proc.poll() if n.proc else None
+                if code is not None and n.respawn:
+                    self._respawn(n, code)
+                    continue
                 if code is not None:
                     self.say('launch', f'{n.label} exited with code {code}; stopping the launch')
                     if code != 0:
@@ -318,15 +410,14 @@ def _signal_group(proc: subprocess.Popen, sig: signal.Signals) -> None:
         pass
 
 
-def activate_lifecycle_nodes(nodes: list[NodeProcess], stopped: Callable[[], bool],
-                             timeout: float = 300.0) -> list[str]:
-    """Configure, then activate, each node through its ``change_state`` service; return the errors."""
+def run_transitions(nodes: list[NodeProcess], stopped: Callable[[], bool], timeout: float = 300.0) -> list[str]:
+    """Request each node's start transitions (configure, activate) through ``change_state``; return the errors."""
     from .lifecycle import LifecycleClient
 
     errors: list[str] = []
     with LifecycleClient() as client:
         for node in nodes:
-            for transition in ('configure', 'activate'):
+            for transition in node.transitions or ['configure', 'activate']:
                 if stopped():
                     return errors
                 ok, why = client.change_state(node.fqn, transition, timeout=timeout)
@@ -336,9 +427,14 @@ def activate_lifecycle_nodes(nodes: list[NodeProcess], stopped: Callable[[], boo
     return errors
 
 
+#: the name callers used before transitions came from the launch file
+activate_lifecycle_nodes = run_transitions
+
+
 def launch(path: str | os.PathLike, arguments: list[str] | dict[str, str] | None = None, *,
            duration: float | None = None, log_dir: str | os.PathLike | None = None, out: TextIO = sys.stdout,
-           sigint_timeout: float = 5.0, sigterm_timeout: float = 5.0, transition_timeout: float = 300.0) -> int:
+           sigint_timeout: float = SIGINT_GRACE_S, sigterm_timeout: float = 5.0,
+           transition_timeout: float = 300.0) -> int:
     """Run a launch file until Ctrl-C/SIGTERM, ``duration`` or a node's exit; return the exit code (see module doc)."""
     args = arguments if isinstance(arguments, dict) else parse_launch_arguments(list(arguments or []))
     stamp = time.strftime('%Y-%m-%d-%H-%M-%S')

@@ -137,9 +137,16 @@ def ament_prefixes() -> list[pathlib.Path]:
 
 
 def package_prefix(package: str) -> pathlib.Path:
-    """Install prefix of a package registered in the ament resource index."""
-    for prefix in ament_prefixes():
-        if (prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / package).exists():
+    """Install prefix of a package registered in the ament resource index.
+
+    ``lightomni_ros`` is also found in the prefix it was installed into when AMENT_PREFIX_PATH misses it (a script
+    calling the library without the ``lightomni`` entry point, which would have added it).
+    """
+    from .. import env
+
+    own = env.own_prefixes() if package == env.PACKAGE else []
+    for prefix in ament_prefixes() + own:
+        if env.registered(prefix, package):
             return prefix
     raise LaunchError(f'package {package!r} not found in the ament index (AMENT_PREFIX_PATH='
                       f'{os.environ.get("AMENT_PREFIX_PATH", "")!r})')
@@ -250,8 +257,11 @@ class Node(Action):
     def __init__(self, *, executable: Any, package: Any = None, name: Any = None, namespace: Any = None,
                  parameters: list[Any] | None = None, remappings: list[tuple[Any, Any]] | None = None,
                  arguments: list[Any] | None = None, ros_arguments: list[Any] | None = None,
-                 output: str = 'screen', additional_env: dict[str, Any] | None = None, **kwargs: Any) -> None:
+                 output: str = 'screen', additional_env: dict[str, Any] | None = None, respawn: Any = False,
+                 respawn_delay: Any = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.respawn = respawn                  # bool or a substitution that gives "true"/"false"
+        self.respawn_delay = respawn_delay      # seconds (number, text or substitution); None: at once
         self.package = package
         self.executable = executable
         self.name = name
@@ -275,6 +285,55 @@ class LifecycleNode(Node):
         self.is_lifecycle = True
 
 
+# --- events: the lifecycle pattern of launch_ros (configure on every process start, activate once inactive) ------
+class RegisterEventHandler(Action):
+    """Register an event handler (``launch.actions.RegisterEventHandler``)."""
+
+    def __init__(self, event_handler: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.event_handler = event_handler
+
+
+class EmitEvent(Action):
+    """Emit an event (``launch.actions.EmitEvent``); only lifecycle ChangeState events are understood here."""
+
+    def __init__(self, *, event: Any, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.event = event
+
+
+class OnProcessStart:
+    """Run ``on_start`` each time ``target_action``'s process starts (respawns included)."""
+
+    def __init__(self, *, target_action: Any, on_start: Any) -> None:
+        self.target_action = target_action
+        self.on_start = list(on_start) if isinstance(on_start, (list, tuple)) else [on_start]
+
+
+class OnStateTransition:
+    """Run ``entities`` when ``target_lifecycle_node`` reaches ``goal_state`` (``launch_ros.event_handlers``)."""
+
+    def __init__(self, *, target_lifecycle_node: Any, goal_state: str | None = None, start_state: str | None = None,
+                 entities: Any = None, **kwargs: Any) -> None:
+        self.target_lifecycle_node = target_lifecycle_node
+        self.goal_state = goal_state
+        self.start_state = start_state
+        self.entities = list(entities or [])
+
+
+class ChangeState:
+    """Ask lifecycle nodes for a transition (``launch_ros.events.lifecycle.ChangeState``)."""
+
+    def __init__(self, *, lifecycle_node_matcher: Any, transition_id: int) -> None:
+        self.lifecycle_node_matcher = lifecycle_node_matcher
+        self.transition_id = transition_id
+
+
+def matches_action(action: Any) -> Any:
+    """A matcher for one action (``launch.events.matches_action``): the action itself, compared by identity."""
+    return action
+
+
 # --- module injection ------------------------------------------------------------------------------------------------
 def _module(name: str, **attrs: Any) -> types.ModuleType:
     mod = types.ModuleType(name)
@@ -288,12 +347,18 @@ def shim_modules() -> dict[str, types.ModuleType]:
                 PathJoinSubstitution=PathJoinSubstitution, EnvironmentVariable=EnvironmentVariable,
                 FindExecutable=FindExecutable)
     actions = dict(DeclareLaunchArgument=DeclareLaunchArgument, SetEnvironmentVariable=SetEnvironmentVariable,
-                   LogInfo=LogInfo, GroupAction=GroupAction)
+                   LogInfo=LogInfo, GroupAction=GroupAction, RegisterEventHandler=RegisterEventHandler,
+                   EmitEvent=EmitEvent)
     mods = {
         'launch': _module('launch', LaunchDescription=LaunchDescription, LaunchContext=LaunchContext),
         'launch.actions': _module('launch.actions', **actions),
         'launch.substitutions': _module('launch.substitutions', **subs),
         'launch.conditions': _module('launch.conditions', IfCondition=IfCondition, UnlessCondition=UnlessCondition),
+        'launch.events': _module('launch.events', matches_action=matches_action),
+        'launch.event_handlers': _module('launch.event_handlers', OnProcessStart=OnProcessStart),
+        'launch_ros.event_handlers': _module('launch_ros.event_handlers', OnStateTransition=OnStateTransition),
+        'launch_ros.events': _module('launch_ros.events'),
+        'launch_ros.events.lifecycle': _module('launch_ros.events.lifecycle', ChangeState=ChangeState),
         'launch_ros': _module('launch_ros'),
         'launch_ros.actions': _module('launch_ros.actions', Node=Node, LifecycleNode=LifecycleNode),
         'launch_ros.substitutions': _module('launch_ros.substitutions', FindPackageShare=FindPackageShare),

@@ -1,29 +1,38 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""What every node shares: QoS profiles, parameters from a config dataclass, diagnostics, and the main() wrapper."""
+"""The node toolkit: QoS profiles, parameters from a config bundle, service calls, interface registry, diagnostics.
+
+Every node is a thin driver of one core runtime; what nodes need beyond it lives here once: declaring a runtime's
+config bundle as ROS parameters, one service call with a time-out and clean cancellation, one registry of created
+interfaces destroyed together, diagnostics at a fixed rate, and ``main()`` with a clean lifecycle shutdown.
+"""
 
 from __future__ import annotations
 
-import math
 import sys
 import threading
 from typing import Any, Callable, Sequence, TypeVar
 
 import rclpy
-from builtin_interfaces.msg import Time
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.client import Client
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState
 from rclpy.node import Node
+from rclpy.publisher import Publisher
+from rclpy.service import Service
+from rclpy.subscription import Subscription
+from rclpy.timer import Timer
 from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
                        qos_profile_sensor_data)
 
 from ..core import config as cfgmod
 from ..core.timing import StageTimer
-from ..dds import apply_defaults as apply_dds_defaults
+from ..env import prepare as prepare_env
 
 C = TypeVar('C')
+R = TypeVar('R')
 # DiagnosticStatus levels as ints (the message field is a one-byte `bytes`).
 OK, WARN, ERROR = 0, 1, 2
 
@@ -34,18 +43,6 @@ RELIABLE_QOS = QoSProfile(depth=50, reliability=ReliabilityPolicy.RELIABLE, hist
 #: State (global state, face gallery): late joiners get the latest value.
 LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def to_time(t: float) -> Time:
-    """Seconds (epoch or sensor time) -> builtin_interfaces/Time (negative times clamp to 0)."""
-    t = max(0.0, float(t))
-    sec = int(math.floor(t))
-    return Time(sec=sec, nanosec=min(999_999_999, int(round((t - sec) * 1e9))))
-
-
-def from_time(m: Time) -> float:
-    """builtin_interfaces/Time -> seconds."""
-    return m.sec + m.nanosec * 1e-9
 
 
 def declare_config(node: Node, cls: type[C], prefix: str = '') -> C:
@@ -62,7 +59,80 @@ def declare_config(node: Node, cls: type[C], prefix: str = '') -> C:
         if not node.has_parameter(name):
             node.declare_parameter(name, row['default'], ParameterDescriptor(description=desc))
         values[row['name']] = node.get_parameter(name).value
-    return cfgmod.from_dict(cls, values)
+    try:
+        return cfgmod.from_dict(cls, values)
+    except cfgmod.ConfigError as e:
+        raise cfgmod.ConfigError(f'{prefix}{e}') from e
+
+
+def declare_configs(node: Node, bundle_cls: type[C]) -> C:
+    """Declare every section of a runtime's config bundle as parameters and build the bundle (ConfigError when bad)."""
+    sections = cfgmod.sections(bundle_cls)
+    return bundle_cls(**{name: declare_config(node, cls, prefix) for prefix, (name, cls) in sections.items()})
+
+
+def declare_at_start(node: Node, bundle_cls: type[C]) -> C | None:
+    """Declare a bundle's parameters when the node is created (so they can be listed and set before configure).
+
+    An invalid value is logged and gives None here; on_configure declares again and fails with the reason.
+    """
+    try:
+        return declare_configs(node, bundle_cls)
+    except cfgmod.ConfigError as e:
+        node.get_logger().error(f'invalid parameter: {e}')
+        return None
+
+
+def call_service(client: Client, request: Any, timeout_s: float) -> tuple[Any, str]:
+    """Call a service and wait: ``(response, '')``, or ``(None, why not)`` when it is missing, slow or failed.
+
+    A call that times out is withdrawn from the client, so a late answer is dropped instead of piling up.
+    """
+    name = client.srv_name.rsplit('/', 1)[-1]
+    if not client.service_is_ready():
+        return None, f'{name} service not available'
+    done = threading.Event()
+    future = client.call_async(request)
+    future.add_done_callback(lambda _: done.set())
+    if not done.wait(timeout_s):
+        client.remove_pending_request(future)
+        future.cancel()
+        return None, f'{name} timed out after {timeout_s:g} s'
+    resp = future.result()
+    if resp is None:
+        return None, f'{name} gave no response'
+    if hasattr(resp, 'success') and not resp.success:
+        return None, f'{name} failed: {getattr(resp, "message", "")}'
+    return resp, ''
+
+
+class Interfaces:
+    """Publishers, subscriptions, services, clients and timers a node created, destroyed together (newest first)."""
+
+    def __init__(self, node: Node) -> None:
+        self.node = node
+        self._handles: list[Any] = []
+
+    def add(self, handle: R) -> R:
+        """Register a created interface; return it."""
+        self._handles.append(handle)
+        return handle
+
+    def destroy(self) -> None:
+        """Destroy every registered interface."""
+        n = self.node
+        destroyers: list[tuple[type, Callable[[Any], Any]]] = [
+            (Publisher, n.destroy_publisher), (Subscription, n.destroy_subscription), (Service, n.destroy_service),
+            (Client, n.destroy_client), (Timer, n.destroy_timer)]
+        for handle in reversed(self._handles):
+            for cls, destroy in destroyers:
+                if isinstance(handle, cls):
+                    destroy(handle)
+                    break
+        self._handles = []
+
+    def __len__(self) -> int:
+        return len(self._handles)
 
 
 class Diagnostics:
@@ -146,20 +216,31 @@ class Diagnostics:
         self.node.destroy_publisher(self._pub)
 
 
+def report_failure(node: Node, name: str, message: str) -> None:
+    """Log an error and publish it once as an ERROR on /diagnostics (a failed configure has no Diagnostics yet)."""
+    node.get_logger().error(message)
+    pub = node.create_publisher(DiagnosticArray, '/diagnostics', LATCHED_QOS)
+    arr = DiagnosticArray()
+    arr.header.stamp = node.get_clock().now().to_msg()
+    arr.status = [DiagnosticStatus(level=bytes([ERROR]), name=f'{node.get_name()}: {name}',
+                                   hardware_id=node.get_name(), message=message)]
+    pub.publish(arr)
+
+
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, threads: int = 4) -> int:
     """Run a node as main() does: init, spin, exit 0 on Ctrl-C or external shutdown.
 
     ``threads=1`` spins a single-threaded executor (exceptions in callbacks, ``sys.exit`` included, end the process);
     more threads let slow callbacks of different callback groups run side by side.
     """
-    apply_dds_defaults()
+    prepare_env()     # own ament prefix and DDS profile: works from any directory, nothing sourced
     rclpy.init(args=args if args is not None else sys.argv)
     node = None
     try:
         node = factory()
         executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
-        executor.spin()
+        spin_guarded(executor, node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     finally:
@@ -170,18 +251,38 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
     return 0
 
 
+def spin_guarded(executor: Any, node: Node) -> None:
+    """Spin until shutdown; a callback that raises is logged with its traceback and the node keeps running.
+
+    One malformed message (found by fuzzing: a uint64 id SQLite cannot hold) must not take a robot's memory node
+    down; the callback's own handling names the problem in diagnostics where it can.
+    """
+    import traceback
+
+    while rclpy.ok(context=executor.context):
+        try:
+            executor.spin()
+            return
+        except (KeyboardInterrupt, ExternalShutdownException):
+            raise
+        except Exception as e:  # noqa: BLE001 - the safety net itself
+            if not rclpy.ok(context=executor.context):
+                return
+            node.get_logger().error(f'callback failed, node continues: {type(e).__name__}: {e}\n'
+                                    f'{traceback.format_exc(limit=6)}')
+
+
 def _finish_lifecycle(node: Node) -> None:
     """Run a lifecycle node's on_shutdown callback on Ctrl-C, as a lifecycle manager would have.
 
     It stops the node's worker threads and releases models; skipping it leaves threads inside native code (torch,
     onnxruntime, DDS) while the interpreter exits, which aborts the process. rclpy's signal handler has already shut
-    the context down, so the state machine cannot run the transition; the callback is called directly.
+    the context down, so the state machine cannot run the transition; the callback is called directly (our nodes'
+    on_shutdown is safe in any state and when called twice).
     """
     if not isinstance(node, LifecycleNode):
         return
     try:
-        state_id, label = node._state_machine.current_state
-        if label != 'finalized':
-            node.on_shutdown(LifecycleState(label, state_id))
+        node.on_shutdown(LifecycleState('shutting_down', 0))
     except Exception as exc:  # noqa: BLE001 - best effort while exiting; the reason is logged
         node.get_logger().warning(f'shutdown on exit failed: {exc}')

@@ -2,10 +2,11 @@
 # SPDX-License-Identifier: Apache-2.0
 """The consolidation lifecycle node: single owner and writer of long-term memory.
 
-on_configure opens the store, loads (or rebuilds) the vector indexes and the text embedder; on_activate creates the
-Topic and face-identity subscriptions, the latched GlobalState and FaceGallery publishers, the services, the reminder
-timer, diagnostics and the consolidation worker (which resumes the pending queue); on_deactivate stops the worker and
-flushes; on_cleanup releases the store and the embedder. Names: docs/GRAPH.md. Parameters: docs/CONFIG.md.
+A thin driver of :class:`~lightomni_ros.core.consolidation.runtime.ConsolidationRuntime`. on_configure opens the
+memory with the process's text embedder; on_activate creates the Topic and face-identity subscriptions, the latched
+GlobalState and FaceGallery publishers, the services, the reminder timer, diagnostics and the consolidation worker
+(which resumes the pending queue); on_deactivate stops the worker and flushes; on_cleanup closes the memory.
+Names: docs/GRAPH.md. Parameters: docs/CONFIG.md.
 """
 
 from __future__ import annotations
@@ -14,207 +15,131 @@ import threading
 import time
 from typing import Any, Callable, Sequence
 
-from diagnostic_msgs.msg import KeyValue
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
-from rclpy.lifecycle import LifecycleState, Node, TransitionCallbackReturn
-from sensor_msgs.msg import CompressedImage
+from rclpy.client import Client
+from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackReturn
+from rclpy.node import Node
 
-from lightomni_ros.msg import (FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, MemoryEntry, Profile,
-                               Reminder, Topic)
+from lightomni_ros.msg import (Ack, FaceGallery, FaceIdentity, GlobalState, GlobalStateNode, Reminder, Topic,
+                               VoiceGallery, VoiceIdentity)
 from lightomni_ros.srv import (ExportMemory, Forget, GetGlobalState, ImportMemory, ListProfiles, QueryMemory,
                                Remember, Summarize)
 
-from ..core.config import ConfigError
-from ..core.consolidation.config import ConsolidationConfig
-from ..core.consolidation.consolidator import Consolidator, ForgetResult, RequestError
-from ..core.consolidation.summarizer import ExtractiveSummarizer, ProfileUpdate, Summary
-from ..core.consolidation.topic import ReminderIntent, TopicData
-from ..core.memory import profiles as prof
-from ..core.memory.config import MemoryConfig
-from ..core.memory.embedder import load_embedder
-from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, SemanticEntry
-from ..core.models import ModelsConfig
-from .common import LATCHED_QOS, RELIABLE_QOS, Diagnostics, declare_config, from_time, run_node, to_time
+from ..core.config import ConfigError, section_classes
+from ..core.consolidation.runtime import ConsolidationConfigs, ConsolidationRuntime, RequestError
+from ..core.consolidation.summarizer import ExtractiveSummarizer, RequestSummarizer
+from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
+from ..core.summary import SummaryRequest, SummaryResult
+from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
+                     declare_configs, report_failure, run_node)
+from .messages import (ack_msg, entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
+                       to_time, topic_from_msg, voice_entry_of, voice_event_from, voice_identity_msg)
 
-CONFIG_SECTIONS = {'memory.': MemoryConfig, 'consolidation.': ConsolidationConfig, 'models.': ModelsConfig}
+CONFIG_SECTIONS = section_classes(ConsolidationConfigs)
 
 
-class ServiceSummarizer:
-    """Summaries from the reflex node's ``summarize`` service; extractive ones while it is unreachable or fails."""
+def service_summarizer(node: Node, name: str, timeout_s: float,
+                       on_fallback: Callable[[str], None]) -> tuple[RequestSummarizer, Client]:
+    """Summaries from the model owner's Summarize service ``name`` (extractive while it is unreachable or fails)."""
+    client = node.create_client(Summarize, name, callback_group=MutuallyExclusiveCallbackGroup())
 
-    def __init__(self, node: Node, name: str, timeout_s: float, on_fallback: Callable[[str], None]) -> None:
-        self.node = node
-        self.client = node.create_client(Summarize, name, callback_group=MutuallyExclusiveCallbackGroup())
-        self.timeout_s = timeout_s
-        self.fallback = ExtractiveSummarizer()
-        self.on_fallback = on_fallback
-
-    def _call(self, req: Summarize.Request) -> Summarize.Response | None:
-        if not self.client.service_is_ready():
-            return None
-        done = threading.Event()
-        future = self.client.call_async(req)
-        future.add_done_callback(lambda _f: done.set())
-        if not done.wait(self.timeout_s):
-            self.client.remove_pending_request(future)
-            self.on_fallback(f'summarize timed out after {self.timeout_s:g} s')
-            return None
-        resp = future.result()
-        if resp is None or not resp.success or not resp.summary.strip():
-            self.on_fallback(f'summarize failed: {getattr(resp, "message", "no response")}')
-            return None
-        return resp
-
-    def merge(self, texts: Sequence[str], max_tokens: int) -> Summary:
-        """S_g merge through the service (MODE_MERGE)."""
-        resp = self._call(Summarize.Request(mode=Summarize.Request.MODE_MERGE, texts=list(texts),
-                                            max_tokens=max_tokens))
+    def send(req: SummaryRequest) -> SummaryResult | None:
+        resp, error = call_service(client, summarize_request(req), timeout_s)
         if resp is None:
-            return self.fallback.merge(texts, max_tokens)
-        return Summary(resp.summary.strip(), resp.producer or 'memory-adapter')
-
-    def profile(self, face_id: str, texts: Sequence[str], profile: prof.Profile, max_tokens: int) -> ProfileUpdate:
-        """Profile update through the service (MODE_PROFILE)."""
-        req = Summarize.Request(mode=Summarize.Request.MODE_PROFILE, texts=list(texts), face_id=face_id,
-                                profile=profile_msg(profile, brief=True), max_tokens=max_tokens)
-        resp = self._call(req)
-        if resp is None:
-            return self.fallback.profile(face_id, texts, profile, max_tokens)
-        return ProfileUpdate(summary=resp.summary.strip(), attributes={kv.key: kv.value for kv in resp.attributes},
-                             name=resp.name.strip(), producer=resp.producer or 'memory-adapter')
+            if 'not available' not in error:     # no model owner at all is normal, not worth a WARN each time
+                on_fallback(error)
+            return None
+        return summary_result_from(resp)
+    return RequestSummarizer(send, on_fallback), client
 
 
-def profile_msg(p: prof.Profile, brief: bool = False) -> Profile:
-    """Core profile -> message (``brief`` leaves out avatar and embedding)."""
-    m = Profile(face_id=p.face_id, name=p.name, embedding_backend=p.embedding_backend,
-                observations=max(0, int(p.observations)), first_seen=to_time(p.first_seen),
-                last_seen=to_time(p.last_seen))
-    m.attributes = [KeyValue(key=k, value=v) for k, v in sorted(p.attributes.items())]
-    if not brief:
-        if p.avatar:
-            m.avatar = CompressedImage(format=p.avatar_format or 'jpeg', data=p.avatar)
-        if p.embedding is not None:
-            m.embedding = [float(x) for x in p.embedding]
-    return m
-
-
-def entry_msg(e: SemanticEntry | EpisodicEntry, score: float, tz: Any) -> MemoryEntry:
-    """Core entry -> MemoryEntry."""
-    m = MemoryEntry(id=e.id, start=to_time(e.start), end=to_time(e.end), content=e.render(tz),
-                    source_segment=max(0, int(e.source_segment)), face_ids=list(e.face_ids), score=float(score))
-    if isinstance(e, SemanticEntry):
-        m.kind, m.pinned = MemoryEntry.KIND_SEMANTIC, e.pinned
-    else:
-        m.kind = MemoryEntry.KIND_EPISODIC
-        m.visual, m.audio, m.response, m.raw_refs = e.visual, e.audio, e.response, list(e.raw_refs)
-    return m
-
-
-def topic_data(msg: Topic) -> TopicData:
-    """Topic message -> core TopicData (validated)."""
-    t = TopicData(segment_id=int(msg.segment_id), start=from_time(msg.start), end=from_time(msg.end),
-                  face_ids=list(msg.face_ids), semantic=list(msg.semantic), remembered=list(msg.remembered),
-                  visual=msg.visual, audio=msg.audio, response=msg.response, raw_refs=list(msg.raw_refs),
-                  reminders=[ReminderIntent(text=r.text, due=from_time(r.due), face_id=r.face_id)
-                             for r in msg.reminders],
-                  producer=msg.producer)
-    t.check()
-    return t
-
-
-class ConsolidationNode(Node):
+class ConsolidationNode(LifecycleNode):
     """Lifecycle node owning M_p, M_s, M_e, S_g and reminders."""
 
     def __init__(self, node_name: str = 'consolidation', **kwargs: Any) -> None:
         super().__init__(node_name, **kwargs)
-        self.memory: Consolidator | None = None
-        self._embedder: Any = None
-        self._interfaces: list[tuple[str, Any]] = []
+        self.cfg: ConsolidationConfigs | None = declare_at_start(self, ConsolidationConfigs)
+        self.rt: ConsolidationRuntime | None = None
+        self._io = Interfaces(self)
         self._worker: threading.Thread | None = None
         self._stop = threading.Event()
         self._wake = threading.Event()
         self._active = False
         self.diag: Diagnostics | None = None
-        self.cfg: ConsolidationConfig | None = None
         self._pub_state: Any = None
-        for prefix, cls in CONFIG_SECTIONS.items():
-            declare_config(self, cls, prefix)
+        self._redelivered: dict[int, float] = {}     # reminder id -> monotonic time it was last delivered again
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Read parameters, load the embedder, open the store and the indexes."""
         try:
-            mcfg = declare_config(self, MemoryConfig, 'memory.')
-            self.cfg = declare_config(self, ConsolidationConfig, 'consolidation.')
-            models = declare_config(self, ModelsConfig, 'models.')
+            self.cfg = declare_configs(self, ConsolidationConfigs)
         except ConfigError as e:
-            self.get_logger().error(f'invalid parameter: {e}')
+            report_failure(self, 'memory', f'invalid parameter: {e}')
             return TransitionCallbackReturn.FAILURE
         try:
             t0 = time.perf_counter()
-            self._embedder = load_embedder(mcfg.embedding_backend, models.models_dir, mcfg.embedding_device,
-                                           mcfg.embedding_batch, mcfg.embedding_threads)
-            self.memory = Consolidator(mcfg, self.cfg, self._embedder)
+            self.rt = ConsolidationRuntime(self.cfg)
         except Exception as e:  # noqa: BLE001 - report any load failure as a failed transition
-            self.get_logger().error(f'configure failed: {type(e).__name__}: {e}')
-            self._embedder = self.memory = None
+            report_failure(self, 'memory', f'configure failed: {type(e).__name__}: {e}')
+            self.rt = None
             return TransitionCallbackReturn.FAILURE
-        m = self.memory
+        m = self.rt.memory
         self.get_logger().info(
-            f'memory at {m.dir}: {m.indexes[KIND_SEMANTIC].ntotal} semantic, {m.indexes[KIND_EPISODIC].ntotal} '
-            f'episodic vectors ({m.indexes[KIND_SEMANTIC].kind}), {len(m.tree.nodes())} S_g nodes, '
-            f'{m.pending_count()} pending topics; embedder {self._embedder.name} '
+            f'memory at {m.dir}: {m.entries.ntotal(KIND_SEMANTIC)} semantic, {m.entries.ntotal(KIND_EPISODIC)} '
+            f'episodic vectors ({m.entries.index_kind()}), {len(m.tree.nodes())} S_g nodes, '
+            f'{self.rt.pending_count()} pending topics; embedder {self.rt.embedder_id} '
             f'({time.perf_counter() - t0:.1f} s)')
-        return TransitionCallbackReturn.SUCCESS
+        return super().on_configure(state)
 
     def on_activate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Create the interfaces, publish the latched state, start the worker and fire late reminders."""
-        assert self.memory is not None and self.cfg is not None
-        m, cfg = self.memory, self.cfg
+        rt, cfg, io = self.rt, self.cfg.consolidation, self._io
         svc_group = ReentrantCallbackGroup()
         sub_group = MutuallyExclusiveCallbackGroup()
-        self._pub_state = self.create_publisher(GlobalState, 'global_state', LATCHED_QOS)
-        self._pub_gallery = self.create_publisher(FaceGallery, 'faces/gallery', LATCHED_QOS)
-        self._pub_forgotten = self.create_publisher(FaceIdentity, 'faces/forgotten', RELIABLE_QOS)
-        self._pub_due = self.create_publisher(Reminder, 'reminders/due', RELIABLE_QOS)
-        self.diag = Diagnostics(self, 'memory', m.timer, warn_ms={'query': 10.0, 'consolidate': 2000.0},
+        self._pub_state = io.add(self.create_publisher(GlobalState, 'global_state', LATCHED_QOS))
+        self._pub_gallery = io.add(self.create_publisher(FaceGallery, 'faces/gallery', LATCHED_QOS))
+        self._pub_forgotten = io.add(self.create_publisher(FaceIdentity, 'faces/forgotten', RELIABLE_QOS))
+        self._pub_voices = io.add(self.create_publisher(VoiceGallery, 'voices/gallery', LATCHED_QOS))
+        self._pub_voice_forgotten = io.add(self.create_publisher(VoiceIdentity, 'voices/forgotten', RELIABLE_QOS))
+        self._pub_due = io.add(self.create_publisher(Reminder, 'reminders/due', RELIABLE_QOS))
+        self._pub_ack = io.add(self.create_publisher(Ack, 'topics/ack', RELIABLE_QOS))
+        io.add(self.create_subscription(Ack, 'reminders/ack', self._on_reminder_ack, RELIABLE_QOS,
+                                        callback_group=sub_group))
+        self.diag = Diagnostics(self, 'memory', rt.timer, warn_ms={'query': 10.0, 'consolidate': 2000.0},
                                 error_ms={'query': 100.0})
-        self.summarizer = ServiceSummarizer(self, cfg.summarize_service, cfg.summarize_timeout_s,
-                                            self._summarize_fallback)
-        m.summarizer = self.summarizer
-        m.on_state_change = self._state_changed
-        self._interfaces = [
-            ('pub', self._pub_state), ('pub', self._pub_gallery), ('pub', self._pub_forgotten), ('pub', self._pub_due),
-            ('client', self.summarizer.client),
-            ('sub', self.create_subscription(Topic, 'topics', self._on_topic, RELIABLE_QOS, callback_group=sub_group)),
-            ('sub', self.create_subscription(Reminder, 'reminders/new', self._on_new_reminder, RELIABLE_QOS,
-                                             callback_group=sub_group)),
-            ('sub', self.create_subscription(FaceIdentity, 'faces/identity', self._on_identity, RELIABLE_QOS,
-                                             callback_group=sub_group)),
-            ('srv', self.create_service(QueryMemory, 'query_memory', self._guard(self._query),
-                                        callback_group=svc_group)),
-            ('srv', self.create_service(Remember, 'remember', self._guard(self._remember), callback_group=svc_group)),
-            ('srv', self.create_service(Forget, 'forget', self._guard(self._forget), callback_group=svc_group)),
-            ('srv', self.create_service(GetGlobalState, 'get_global_state', self._guard(self._get_state),
-                                        callback_group=svc_group)),
-            ('srv', self.create_service(ListProfiles, 'list_profiles', self._guard(self._list_profiles),
-                                        callback_group=svc_group)),
-            ('srv', self.create_service(ExportMemory, 'export_memory', self._guard(self._export),
-                                        callback_group=svc_group)),
-            ('srv', self.create_service(ImportMemory, 'import_memory', self._guard(self._import),
-                                        callback_group=svc_group)),
-            ('timer', self.create_timer(cfg.reminder_period_s, self._tick, callback_group=sub_group)),
-        ]
+        rt.summarizer, client = service_summarizer(self, cfg.summarize_service, cfg.summarize_timeout_s,
+                                                   self._summarize_fallback)
+        io.add(client)
+        rt.on_state_change = self._publish_state
+        io.add(self.create_subscription(Topic, 'topics', self._on_topic, RELIABLE_QOS, callback_group=sub_group))
+        io.add(self.create_subscription(Reminder, 'reminders/new', self._on_new_reminder, RELIABLE_QOS,
+                                        callback_group=sub_group))
+        io.add(self.create_subscription(FaceIdentity, 'faces/identity', self._on_identity, RELIABLE_QOS,
+                                        callback_group=sub_group))
+        io.add(self.create_subscription(VoiceIdentity, 'voices/identity', self._on_voice, RELIABLE_QOS,
+                                        callback_group=sub_group))
+        for srv, name, handler in ((QueryMemory, 'query_memory', self._query), (Remember, 'remember', self._remember),
+                                   (Forget, 'forget', self._forget), (GetGlobalState, 'get_global_state',
+                                                                      self._get_state),
+                                   (ListProfiles, 'list_profiles', self._list_profiles),
+                                   (ExportMemory, 'export_memory', self._export),
+                                   (ImportMemory, 'import_memory', self._import)):
+            io.add(self.create_service(srv, name, self._guard(handler), callback_group=svc_group))
+        io.add(self.create_timer(cfg.reminder_period_s, self._tick, callback_group=sub_group))
+        io.add(self.create_timer(self.cfg.privacy.retention_check_s, self._expire, callback_group=sub_group))
         self._publish_state()
         self._publish_gallery()
         self._tick()  # reminders that fell due while the node was down fire now, with their delay
+        self._expire()
+        self.diag.set('encrypted', 'yes (SQLCipher)' if rt.encrypted else 'no')
         self._stop.clear()
         self._active = True
         self._worker = threading.Thread(target=self._work, name='consolidation', daemon=True)
         self._worker.start()
         self._wake.set()
         self.get_logger().info('active')
-        return TransitionCallbackReturn.SUCCESS
+        return super().on_activate(state)
 
     def _summarize_fallback(self, text: str) -> None:
         if self.diag is not None:
@@ -227,41 +152,37 @@ class ConsolidationNode(Node):
         if self._worker is not None:
             self._worker.join(timeout=60.0)
             self._worker = None
-        for kind, handle in reversed(self._interfaces):
-            {'pub': self.destroy_publisher, 'sub': self.destroy_subscription, 'srv': self.destroy_service,
-             'client': self.destroy_client, 'timer': self.destroy_timer}[kind](handle)
-        self._interfaces = []
+        self._io.destroy()
         self._pub_state = None
         if self.diag is not None:
             self.diag.destroy()
             self.diag = None
-        if self.memory is not None:
-            self.memory.on_state_change = None
-            self.memory.summarizer = ExtractiveSummarizer()
-            self.memory.flush()
+        if self.rt is not None:
+            self.rt.on_state_change = None
+            self.rt.summarizer = ExtractiveSummarizer()
+            self.rt.flush()
 
     def on_deactivate(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Stop the worker, remove the interfaces, flush the indexes."""
         self._teardown()
-        return TransitionCallbackReturn.SUCCESS
+        return super().on_deactivate(state)
 
     def on_cleanup(self, state: LifecycleState) -> TransitionCallbackReturn:
         """Close the store and release the embedder."""
         self._release()
-        return TransitionCallbackReturn.SUCCESS
+        return super().on_cleanup(state)
 
     def on_shutdown(self, state: LifecycleState) -> TransitionCallbackReturn:
-        """Stop everything from any state."""
+        """Stop everything from any state (safe twice)."""
         if self._active:
             self._teardown()
         self._release()
-        return TransitionCallbackReturn.SUCCESS
+        return super().on_shutdown(state)
 
     def _release(self) -> None:
-        if self.memory is not None:
-            self.memory.close()
-            self.memory = None
-        self._embedder = None
+        if self.rt is not None:
+            self.rt.close()
+            self.rt = None
 
     def destroy_node(self) -> None:
         """Flush memory before the node goes away (Ctrl-C)."""
@@ -272,35 +193,91 @@ class ConsolidationNode(Node):
 
     # -- worker ----------------------------------------------------------------------------------------------------
     def _work(self) -> None:
-        m = self.memory
+        rt = self.rt
+        period = self.cfg.memory.sync_period_s
+        next_sync = 0.0
         while not self._stop.is_set():
-            self._wake.wait(0.5)
+            self._wake.wait(min(0.5, period))
             self._wake.clear()
             while not self._stop.is_set():
+                if time.monotonic() >= next_sync:  # also between Topics: a backlog must not hold the fleet back
+                    next_sync = time.monotonic() + period
+                    self._sync()
                 try:
-                    if not m.process_next():
+                    if not rt.process_next():
                         break
+                    # counted once its S_g was published (process_next publishes it): `replay --drain` waits for it
+                    self.diag.count('topics.stored')
                 except Exception as e:  # noqa: BLE001 - keep consolidating; the queue row stays for a retry
                     self.diag.warn('consolidate', f'{type(e).__name__}: {e}')
                     self._stop.wait(1.0)
                     break
 
-    def _on_topic(self, msg: Topic) -> None:
+    def _sync(self) -> None:
+        """Exchange with the fleet's store (nothing to do with the embedded backend) and report its state."""
         try:
-            qid = self.memory.enqueue(topic_data(msg))
+            report = self.rt.sync()
+        except Exception as e:  # noqa: BLE001 - e.g. a fleet configuration error found late: say so, keep going
+            self.diag.warn('fleet', f'{type(e).__name__}: {e}')
+            return
+        if not report.shared:
+            return
+        self.diag.set('outbox_backlog', report.backlog)
+        self.diag.set('fleet_connected', report.connected)
+        if not report.connected:
+            self.diag.warn('fleet', f'Milvus unreachable ({report.error}); working locally, outbox backlog '
+                                    f'{report.backlog}')
+        for face_id in report.conflicts:
+            self.diag.warn('identity', f'{face_id} was given to another person by another robot first: this '
+                                       'robot\'s copy now follows the fleet')
+        for face_id, _ in report.forgotten:
+            self.get_logger().info(f'{face_id} was forgotten by another robot of the fleet: forgotten here too')
+            self._pub_forgotten.publish(FaceIdentity(op=FaceIdentity.OP_FORGET, face_id=face_id))
+        if report.forgotten or report.profiles_changed or report.conflicts:
+            self._publish_gallery()
+
+    def _on_topic(self, msg: Topic) -> None:
+        start = from_time(msg.start)
+        try:
+            receipt = self.rt.enqueue(topic_from_msg(msg))
         except ValueError as e:
             self.diag.warn('topic', f'segment {msg.segment_id} rejected: {e}')
+            self._ack(msg.segment_id, start, Ack.REFUSED, str(e))
             return
-        except Exception as e:  # noqa: BLE001 - e.g. a full disk: say so and keep running
+        except Exception as e:  # noqa: BLE001 - e.g. a full disk: say so, do not acknowledge (it is sent again)
             self.diag.warn('topic', f'segment {msg.segment_id} not stored: {type(e).__name__}: {e}')
             return
-        self.diag.count('topics.acknowledged')
-        self.get_logger().debug(f'topic of segment {msg.segment_id} queued as {qid}')
+        status = {'stored': Ack.STORED, 'duplicate': Ack.DUPLICATE, 'forgotten': Ack.FORGOTTEN}[receipt.status]
+        self._ack(msg.segment_id, start, status, receipt.status)
+        self.diag.count(f'topics.{receipt.status}')
+        self.get_logger().debug(f'topic of segment {msg.segment_id}: {receipt.status} ({receipt.queue_id})')
         self._wake.set()
+
+    def _ack(self, segment_id: int, start: float, status: int, message: str) -> None:
+        self._pub_ack.publish(ack_msg(segment_id, start, status, message, self.get_clock().now().to_msg()))
+
+    def _expire(self) -> None:
+        try:
+            res = self.rt.expire()
+        except Exception as e:  # noqa: BLE001 - reported; the next pass tries again
+            if self.diag is not None:
+                self.diag.warn('retention', f'{type(e).__name__}: {e}')
+            return
+        if res.any():
+            self.get_logger().info(f'retention: {res}')
+            if res.profiles:
+                self._publish_gallery()
+
+    def _on_reminder_ack(self, msg: Ack) -> None:
+        try:
+            if self.rt.reminder_spoken(int(msg.segment_id)):
+                self._redelivered.pop(int(msg.segment_id), None)
+        except Exception as e:  # noqa: BLE001 - a bad acknowledgement must not stop the node
+            self.diag.warn('reminder', f'acknowledgement of reminder {msg.segment_id}: {type(e).__name__}: {e}')
 
     def _on_new_reminder(self, msg: Reminder) -> None:
         try:
-            rid = self.memory.add_reminder(msg.text, from_time(msg.due), msg.face_id, msg.source_segment)
+            rid = self.rt.add_reminder(msg.text, from_time(msg.due), msg.face_id, msg.source_segment)
         except Exception as e:  # noqa: BLE001 - RequestError for bad input, anything else reported the same way
             self.diag.warn('reminder', f'"{msg.text}" not stored: {type(e).__name__}: {e}')
             return
@@ -312,10 +289,19 @@ class ConsolidationNode(Node):
             self.diag.warn('identity', f'unexpected op {msg.op} for {msg.face_id}')
             return
         try:
-            self.memory.apply_identity(msg.face_id, list(msg.embedding), msg.embedding_backend, msg.observations,
-                                       bytes(msg.avatar.data), msg.avatar.format)
+            self.rt.apply_identity(msg.face_id, list(msg.embedding), msg.embedding_backend, msg.observations,
+                                   bytes(msg.avatar.data), msg.avatar.format, new=msg.op == FaceIdentity.OP_NEW)
         except Exception as e:  # noqa: BLE001 - RequestError for bad input, anything else reported the same way
             self.diag.warn('identity', f'{msg.face_id}: {e}')
+            return
+        self._publish_gallery()
+
+    def _on_voice(self, msg: VoiceIdentity) -> None:
+        try:
+            ev = voice_event_from(msg)
+            self.rt.apply_voice(ev.op, ev.voice_id, list(ev.embedding), ev.backend, ev.observations, ev.face_id)
+        except Exception as e:  # noqa: BLE001 - RequestError/ValueError for bad input, anything else the same way
+            self.diag.warn('voice', f'{msg.voice_id}: {e}')
             return
         self._publish_gallery()
 
@@ -327,29 +313,35 @@ class ConsolidationNode(Node):
                 self.diag.warn('reminders', f'{type(e).__name__}: {e}')
 
     def _fire_reminders(self) -> None:
-        m = self.memory
-        for r in m.fire_due():
-            late = f' ({r.delay:.1f} s late)' if r.delay >= 2 * self.cfg.reminder_period_s else ''
+        rt = self.rt
+        for r in rt.fire_due():
+            late = f' ({r.delay:.1f} s late)' if r.delay >= 2 * self.cfg.consolidation.reminder_period_s else ''
             self.get_logger().info(f'reminder {r.id} due: "{r.text}" for {r.face_id or "(anyone)"}{late}')
-            self._pub_due.publish(Reminder(id=r.id, due=to_time(r.due), text=r.text, face_id=r.face_id,
-                                           status=Reminder.STATUS_FIRED, delay=float(r.delay),
-                                           source_segment=r.source_segment))
+            self._pub_due.publish(fired_msg(r))
+        # a reminder fired while the reflex node was down (or whose confirmation was lost) is delivered again; the
+        # reflex node speaks each id once
+        if self.count_publishers(self._pub_due.topic_name.rsplit('/', 1)[0] + '/ack'):
+            for r in rt.unspoken_reminders(max(3.0, 5 * self.cfg.consolidation.reminder_period_s)):
+                if self._redelivered.get(r.id, 0.0) < time.monotonic() - 3.0:
+                    self._redelivered[r.id] = time.monotonic()
+                    self._pub_due.publish(fired_msg(r))
+                    if self.diag is not None:
+                        self.diag.count('reminders.redelivered')
         if self.diag is not None:
-            self.diag.set('queue_depth', m.pending_count())
-            s = m.stats
+            self.diag.set('queue_depth', rt.pending_count())
+            s = rt.stats
             for key in ('topics_consolidated', 'facts_appended', 'facts_extended', 'merges', 'profile_updates',
                         'names_learned', 'extractive_fallbacks'):
                 self.diag.set(key, getattr(s, key))
             self.diag.set('producer', ','.join(f'{k}={v}' for k, v in sorted(s.last_producer.items())))
+            self.diag.set('embedder', rt.embedder_id)
+            self.diag.set('backend', rt.backend_name())
 
     # -- publishing --------------------------------------------------------------------------------------------------
-    def _state_changed(self) -> None:
-        self._publish_state()
-
     def _state_msg(self, max_tokens: int = 0) -> GlobalState:
-        v = self.memory.global_state(max_tokens)
+        v = self.rt.global_state(max_tokens)
         msg = GlobalState(version=v.version, k=v.k, script=v.script, script_tokens=v.script_tokens,
-                          over_budget=v.over_budget)
+                          over_budget=v.over_budget, timezone=v.timezone)
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.nodes = [GlobalStateNode(id=n.id, level=n.level, start=to_time(n.start), end=to_time(n.end),
                                      first_segment=max(0, n.first_segment), last_segment=max(0, n.last_segment),
@@ -361,16 +353,23 @@ class ConsolidationNode(Node):
 
     def _publish_state(self) -> None:
         if self._pub_state is not None:
-            self._pub_state.publish(self._state_msg())
+            msg = self._state_msg()
+            self._pub_state.publish(msg)
+            if self.diag is not None:
+                self.diag.set('sg_version', msg.version)
 
     def _publish_gallery(self) -> None:
-        msg = FaceGallery(version=self.memory.gallery_version())
+        msg = FaceGallery(version=self.rt.gallery_version())
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.identities = [FaceIdentity(op=FaceIdentity.OP_UPDATE, face_id=p.face_id,
                                        embedding=[float(x) for x in p.embedding],
                                        embedding_backend=p.embedding_backend, observations=p.observations)
-                          for p in self.memory.profiles() if p.embedding is not None]
+                          for p in self.rt.profiles() if p.embedding is not None]
         self._pub_gallery.publish(msg)
+        voices = VoiceGallery(version=self.rt.voice_gallery_version())
+        voices.header.stamp = msg.header.stamp
+        voices.voices = [voice_identity_msg(voice_entry_of(v)) for v in self.rt.voices() if v.embedding is not None]
+        self._pub_voices.publish(voices)
 
     # -- services ----------------------------------------------------------------------------------------------------
     def _guard(self, handler: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
@@ -389,29 +388,33 @@ class ConsolidationNode(Node):
         return wrapped
 
     def _query(self, req: QueryMemory.Request, resp: QueryMemory.Response) -> None:
-        r = self.memory.query(list(req.query_vector) or None, req.query_text, req.k_semantic, req.k_episodic,
-                              list(req.face_ids))
-        tz = self.memory.tz
+        r = self.rt.query(list(req.query_vector) or None, req.query_text, req.k_semantic, req.k_episodic,
+                          list(req.face_ids), req.embedder, list(req.robot_ids), from_time(req.window_start),
+                          from_time(req.window_end), req.chronological)
+        tz = self.rt.memory.tz
         resp.semantic = [entry_msg(e, s, tz) for e, s in r.semantic]
         resp.episodic = [entry_msg(e, s, tz) for e, s in r.episodic]
         resp.profiles = [profile_msg(p) for p in r.profiles]
         resp.latency_ms = float(r.latency_ms)
 
     def _remember(self, req: Remember.Request, resp: Remember.Response) -> None:
-        resp.entry_id = self.memory.remember(req.content, list(req.face_ids), from_time(req.start),
-                                             from_time(req.end))
+        resp.entry_id = self.rt.remember(req.content, list(req.face_ids), from_time(req.start), from_time(req.end))
         resp.message = f'stored as semantic:{resp.entry_id} (pinned)'
 
     def _forget(self, req: Forget.Request, resp: Forget.Response) -> None:
-        m = self.memory
+        rt = self.rt
         if req.scope == Forget.Request.SCOPE_FACE:
-            res: ForgetResult = m.forget_face(req.face_id)
-            self._pub_forgotten.publish(FaceIdentity(op=FaceIdentity.OP_FORGET, face_id=req.face_id))
+            voice = req.face_id.startswith('<voice_')
+            res = rt.forget_voice(req.face_id) if voice else rt.forget_face(req.face_id)
+            if not voice:
+                self._pub_forgotten.publish(FaceIdentity(op=FaceIdentity.OP_FORGET, face_id=req.face_id))
+            for vid in res.voice_ids:
+                self._pub_voice_forgotten.publish(VoiceIdentity(op=VoiceIdentity.OP_FORGET, voice_id=vid))
             self._publish_gallery()
         elif req.scope == Forget.Request.SCOPE_ENTRIES:
-            res = m.forget_entries(list(req.entry_ids))
+            res = rt.forget_entries(list(req.entry_ids))
         elif req.scope == Forget.Request.SCOPE_TIME_RANGE:
-            res = m.forget_range(from_time(req.start), from_time(req.end))
+            res = rt.forget_range(from_time(req.start), from_time(req.end))
         else:
             raise RequestError(f'unknown scope {req.scope}; use SCOPE_FACE, SCOPE_ENTRIES or SCOPE_TIME_RANGE')
         for key in ('removed_entries', 'redacted_entries', 'removed_profiles', 'removed_vectors',
@@ -424,14 +427,14 @@ class ConsolidationNode(Node):
         resp.state = self._state_msg(req.max_tokens)
 
     def _list_profiles(self, req: ListProfiles.Request, resp: ListProfiles.Response) -> None:
-        resp.profiles = [profile_msg(p, brief=req.brief) for p in self.memory.profiles(list(req.face_ids))]
+        resp.profiles = [profile_msg(p, brief=req.brief) for p in self.rt.profiles(list(req.face_ids))]
 
     def _export(self, req: ExportMemory.Request, resp: ExportMemory.Response) -> None:
-        resp.records = self.memory.export_jsonl(req.path)
+        resp.records = self.rt.export_jsonl(req.path)
         resp.message = f'{resp.records} records written to {req.path}'
 
     def _import(self, req: ImportMemory.Request, resp: ImportMemory.Response) -> None:
-        resp.records = self.memory.import_jsonl(req.path, req.replace)
+        resp.records = self.rt.import_jsonl(req.path, req.replace)
         resp.message = f'{resp.records} records imported from {req.path}' + (' (replaced)' if req.replace else '')
         self._publish_gallery()
 
@@ -445,4 +448,4 @@ if __name__ == '__main__':
     raise SystemExit(main())
 
 
-__all__ = ['ConsolidationNode', 'ServiceSummarizer', 'CONFIG_SECTIONS', 'main']
+__all__ = ['ConsolidationNode', 'CONFIG_SECTIONS', 'service_summarizer', 'main']

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
     """Train and report."""
     from .shipped import shipped_models_dir
     from .synth import default_data_dir
-    from . import train as T
+    from . import pipeline, train as T
 
     out = args.out or str(shipped_models_dir())
     names = list(T.ADAPTERS) if args.adapter == 'all' else [args.adapter]
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
                              data_dir=args.data, **{k: getattr(args, k) for k in FLAGS}) for a in names}
     if args.refit_only:
         return _refit(cfgs.get('reaction') or T.config_from(args.recipe, 'reaction', out_dir=out), args, out)
-    r = T.regenerate(cfgs, args.data or default_data_dir())
+    r = pipeline.regenerate(cfgs, args.data or default_data_dir())
     for a in names:
         s = r['adapters'][a]
         c = cfgs[a]

@@ -63,7 +63,7 @@ class SegmentRun:
     response: str = ''
     source: str = ''
     memories: list[str] = field(default_factory=list)       # texts the reply could draw on
-    topic: Any = None                                         # TopicOut of the memory pass (clean segments)
+    topic: Any = None                                         # TopicData of the memory pass (clean segments)
     notes: list[str] = field(default_factory=list)
     p_speech: float = 0.0
 

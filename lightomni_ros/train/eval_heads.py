@@ -283,11 +283,8 @@ def print_report(res: dict[str, Any]) -> None:
                   f'search [{g["search"]["label"]}] {g["search"]["wrong"]:>3}')
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``eval`` verb (area ``heads``)."""
-    p = sub.add_parser('eval', help='evaluate trained parts on held-out data',
-                       description='Evaluate trained weights on the held-out synthetic split.')
-    areas = p.add_subparsers(dest='area', metavar='AREA', required=True)
+def register_area(areas: argparse._SubParsersAction) -> None:
+    """Add ``lightomni eval heads``."""
     h = areas.add_parser('heads', help='reflex triggers and fused-query retrieval on the held-out split',
                          description=__doc__.splitlines()[0])
     h.add_argument('--models-dir', default=None, help='weights to evaluate (default: the shipped models/ folder)')
@@ -307,10 +304,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='first choose both thresholds for the best F1 on N examples of the training split, then '
                         'evaluate the held-out split with them (0: no calibration)')
     h.set_defaults(func=run)
-    from . import eval_adapters, eval_answers
-
-    eval_answers.register_area(areas)
-    eval_adapters.register_area(areas)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -358,4 +351,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ['prf', 'recall_at_k', 'similarity_snr', 'evaluate', 'plot_matrices', 'register', 'run']
+__all__ = ['prf', 'recall_at_k', 'similarity_snr', 'evaluate', 'plot_matrices', 'register_area', 'run']

@@ -27,6 +27,9 @@ from typing import Any, Iterator, Sequence
 import torch
 import torch.nn.functional as F
 
+from .train import (_lora_state, _work_dir, attach_lora, load_backbone, lora_parameters, run_loop, save_adapter,
+                    segment_of)
+
 log = logging.getLogger('lightomni.train')
 UTC = _dt.timezone.utc
 LM_ADAPTERS = ('memory', 'generation')
@@ -43,7 +46,6 @@ class LMExample:
 
 def pair_segment(pair: dict[str, Any]):
     """The SegmentInput of an adapter pair (as the synthesized record describes it)."""
-    from .train import segment_of
     return segment_of(pair)
 
 
@@ -153,8 +155,6 @@ def supports_top(backbone) -> bool:
 def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=None) -> dict[str, Any]:
     """Next-token training of adapter ``memory`` or ``generation`` on its pairs; writes ``<out>/adapters/<name>``."""
     from tqdm import tqdm
-
-    from .train import _lora_state, _work_dir, attach_lora, load_backbone, lora_parameters, run_loop, save_adapter
 
     if adapter not in LM_ADAPTERS:
         raise ValueError(f'adapter must be one of {LM_ADAPTERS}, not {adapter!r}')

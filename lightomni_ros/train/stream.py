@@ -31,6 +31,7 @@ from ..core.memory.global_state import SgNode, render_node
 from ..core.memory.store import EpisodicEntry, fmt_span
 from ..core.reflex.types import UNSEEN_SPEAKER, SegmentInput
 from . import phrasing
+from .pairs import context
 from .templates import TEMPLATES
 from .world import ATTR_FACT, ATTR_VALUES, DAYS, DELAYS, TIMES, VOCAB, be, capital
 
@@ -150,7 +151,7 @@ class Stream:
         """The SegmentInput perception would give for ``said`` (its ``speaker`` is what the prompts render)."""
         spoke = bool(said.transcript)
         speaker = said.speaker.face if said.speaker is not None and spoke else ''
-        return SegmentInput(0, start, end, transcript=said.transcript, typed_text=said.typed,
+        return SegmentInput(segment_id=0, start=start, end=end, transcript=said.transcript, typed_text=said.typed,
                             face_ids=[p.face for p in said.present], speaker_face=speaker)
 
     def visual(self, said: Said, tags: list[str], learned: dict[str, str]) -> str:
@@ -185,7 +186,6 @@ class Stream:
               'memory_ids': [m['id'] for m in self.memories], 'sg': self.sg(), 'response': said.response,
               'answer': said.answer, 'topic': topic, 'facts': said.facts + said.remembered}
         if said.speech:
-            from .pairs import context
             ex['context'] = context(self, said, seg.utterance, said.gold, rng)
         self.examples.append(ex)
         # consolidation with a perfect memory pass
@@ -208,39 +208,6 @@ class Stream:
             self.recent.append((seg.speaker, text, 'typed' if said.typed else 'said'))
         self.t = end + rng.uniform(3.0, 40.0)
         return ex
-
-    # -- events ------------------------------------------------------------------------------------------------------
-    def step(self) -> None:
-        """Add one segment of a randomly chosen kind (weights favour what a robot mostly hears)."""
-        from . import events, questions
-
-        kinds = dict(self.cfg.weights)
-        if not self.tpl.get('chitchat'):
-            kinds.pop('chitchat', None)
-        kind = self.rng.choices(list(kinds), list(kinds.values()))[0]
-        make = questions.QUESTIONS.get(kind) or events.EVENTS[kind]
-        said = make(self)
-        if said is None:
-            said = events.idle(self)
-        self.record(said)
-
-    def probe(self) -> None:
-        """A generation-only question at the end of the stream (more answer pairs without more segments)."""
-        from . import questions
-        from .pairs import context
-
-        kind = self.rng.choice(list(questions.QUESTIONS))
-        said = questions.QUESTIONS[kind](self)
-        if said is None or not said.speech:
-            return
-        seg = self.segment_input(said, self.t, self.t + 3.0)
-        self.probes.append({'kind': said.kind, 'start': round(self.t, 1), 'end': round(self.t + 3.0, 1),
-                            'face_ids': seg.face_ids, 'speaker_face': seg.speaker_face,
-                            'visual_tags': self.rng.sample(self.vocab['scenes'], 1), 'transcript': said.transcript,
-                            'typed_text': said.typed, 'sg': self.sg(), 'names': dict(self.names),
-                            'response': said.response, 'answer': said.answer,
-                            'context': context(self, said, seg.utterance, said.gold, self.rng)})
-        self.t += self.rng.uniform(5.0, 60.0)
 
     # -- helpers for events and questions ----------------------------------------------------------------------------
     def present(self, lo: int = 1, hi: int = 3) -> list[Person]:

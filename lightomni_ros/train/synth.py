@@ -119,6 +119,36 @@ def noisy_variants(ex: dict[str, Any], noise_pool: tuple[str, ...], rng: random.
     return out
 
 
+# -- one stream's segments -----------------------------------------------------------------------------------------
+def step(st: Stream) -> None:
+    """Add one segment of a randomly chosen kind to ``st`` (weights favour what a robot mostly hears)."""
+    kinds = dict(st.cfg.weights)
+    if not st.tpl.get('chitchat'):
+        kinds.pop('chitchat', None)
+    kind = st.rng.choices(list(kinds), list(kinds.values()))[0]
+    make = questions.QUESTIONS.get(kind) or events.EVENTS[kind]
+    said = make(st)
+    if said is None:
+        said = events.idle(st)
+    st.record(said)
+
+
+def probe(st: Stream) -> None:
+    """A generation-only question at the end of ``st`` (more answer pairs without more segments)."""
+    kind = st.rng.choice(list(questions.QUESTIONS))
+    said = questions.QUESTIONS[kind](st)
+    if said is None or not said.speech:
+        return
+    seg = st.segment_input(said, st.t, st.t + 3.0)
+    st.probes.append({'kind': said.kind, 'start': round(st.t, 1), 'end': round(st.t + 3.0, 1),
+                      'face_ids': seg.face_ids, 'speaker_face': seg.speaker_face,
+                      'visual_tags': st.rng.sample(st.vocab['scenes'], 1), 'transcript': said.transcript,
+                      'typed_text': said.typed, 'sg': st.sg(), 'names': dict(st.names),
+                      'response': said.response, 'answer': said.answer,
+                      'context': pairs.context(st, said, seg.utterance, said.gold, st.rng)})
+    st.t += st.rng.uniform(5.0, 60.0)
+
+
 # -- the whole split ----------------------------------------------------------------------------------------------
 def generate(split: str, seed: int | None = None, cfg: SynthConfig | None = None) -> dict[str, Any]:
     """Segments, memories and adapter pairs of one split (``train`` or ``heldout``), deterministic given the seed."""
@@ -131,9 +161,9 @@ def generate(split: str, seed: int | None = None, cfg: SynthConfig | None = None
     for s in range(cfg.streams):
         st = Stream(split, s, random.Random(f'{split}:{seed}:{s}'), cfg)
         for _ in range(cfg.segments):
-            st.step()
+            step(st)
         for _ in range(cfg.probes):
-            st.probe()
+            probe(st)
         memories += st.memories
         probes += st.probes
         for ex in st.examples:
@@ -182,8 +212,10 @@ def generator_digest() -> str:
 
 
 def default_data_dir() -> pathlib.Path:
-    """Where splits are synthesized by default: a folder per generator version in the cache (checkouts of other
-    versions on the same machine never overwrite each other's data)."""
+    """Where splits are synthesized by default: a folder per generator version in the cache.
+
+    Checkouts of other versions on the same machine never overwrite each other's data.
+    """
     from ..core.models import cache_dir
 
     return cache_dir() / 'train_data' / generator_digest()

@@ -41,6 +41,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from ..core.embedding import embedder_id
+
 log = logging.getLogger('lightomni.train')
 
 HEADS_FILE = 'reflex_heads.safetensors'
@@ -223,22 +225,20 @@ def load_backbone(cfg: TrainConfig):
     return _load(bcfg)
 
 
-def load_text_embedder():
-    """The retrieval text embedder (the memory node's, so fused queries live in the space memory is indexed in)."""
-    try:
-        from ..core.memory.embedder import load_embedder
-        # threads=0 leaves torch's thread count alone: the node's default of 1 would make training single-threaded
-        return load_embedder('auto', threads=0)
-    except ImportError:  # the memory subsystem is absent: same model through the resolver
-        from ..core.reflex.retrieval import TextEmbedder
-        return TextEmbedder()
+def load_text_embedder():  # -> TextEmbedder
+    """The retrieval text embedder of the nodes (fused queries live in the space memory is indexed in)."""
+    from ..core.embedding import text_embedder
+
+    # set_threads=False leaves torch's thread count to --threads: the nodes' one embedder thread would make training
+    # single-threaded
+    return text_embedder(set_threads=False)
 
 
 def segment_of(ex: dict[str, Any], sid: int = 0):
     """The SegmentInput of a synthesized example (or adapter pair)."""
     from ..core.reflex.types import SegmentInput
 
-    return SegmentInput(sid, float(ex.get('start', 0.0)), float(ex.get('end', 0.0)),
+    return SegmentInput(segment_id=sid, start=float(ex.get('start', 0.0)), end=float(ex.get('end', 0.0)),
                         transcript=ex.get('transcript', ''), typed_text=ex.get('typed_text', ''),
                         face_ids=list(ex.get('face_ids', [])), visual_tags=list(ex.get('visual_tags', [])),
                         speaker_face=ex.get('speaker_face', ''))
@@ -688,7 +688,7 @@ def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None,
     out = pathlib.Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     heads.eval()
-    heads.save(out / HEADS_FILE, trained=True)
+    heads.save(out / HEADS_FILE, trained=True, embedder=embedder_id(embedder))
     model.eval()
     adapter = save_adapter(model, 'reaction', out)
     shutil.rmtree(work / 'checkpoint', ignore_errors=True)
@@ -739,7 +739,7 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
         refit_action_head(trial, states[~val], labels[~val], cfg.refit_l2, action_input=cfg.action_input)
         report['validation_f1_after'] = f1s(trial)
     report.update(refit_action_head(heads, states, labels, cfg.refit_l2, action_input=cfg.action_input))
-    heads.save(out / HEADS_FILE, trained=True)
+    heads.save(out / HEADS_FILE, trained=True, embedder=embedder_id(embedder))
     return report
 
 
@@ -810,68 +810,6 @@ def streams_of(split: dict[str, Any], n: int) -> dict[str, Any]:
     return dict(split, examples=keep, memories=[m for m in split['memories'] if m['stream'] < n])
 
 
-def train_adapter(cfg: TrainConfig, adapter: str, train_split: dict[str, Any]) -> dict[str, Any]:
-    """Train one adapter (reaction: with soft prompts and heads) into ``cfg.out_dir``; return its report."""
-    from .lm import train_lm_adapter
-
-    t0 = time.time()
-    if adapter == 'reaction':
-        summary = train_reaction(cfg, streams_of(train_split, cfg.streams))
-    else:
-        summary = train_lm_adapter(cfg, train_split['pairs'][adapter], adapter)
-    _portable_adapter_config(pathlib.Path(cfg.out_dir) / 'adapters' / adapter / 'adapter_config.json')
-    report = {k: v for k, v in summary.items() if k not in ('history', 'heads', 'adapter')}
-    report.update(config=dataclasses.asdict(cfg) | {'data_dir': '', 'out_dir': '', 'work_dir': ''},
-                  wall_s=round(time.time() - t0, 1), torch_threads=torch.get_num_threads(),
-                  loss_every_25=[round(h['loss'], 4) for h in summary['history'][::25]])
-    return report
-
-
-def regenerate(cfgs: dict[str, TrainConfig], data_dir: str | pathlib.Path | None = None) -> dict[str, Any]:
-    """Synthesize both splits, train every adapter of ``cfgs`` into its ``out_dir``, record it, write SHA256SUMS.
-
-    Each adapter starts from a freshly loaded backbone. ``TRAINING.json`` keeps one section per adapter (a section
-    not trained now is kept from the previous run).
-    """
-    from .shipped import write_sums
-    from .synth import default_data_dir, ensure_splits, load_split
-
-    t0 = time.time()
-    first = next(iter(cfgs.values()))
-    tr, ho = default_synth_configs()
-    folders = ensure_splits(data_dir or first.data_dir or default_data_dir(), tr, ho, seed=first.seed)
-    split = load_split(folders['train'])
-    out = pathlib.Path(first.out_dir)
-    path = out / 'TRAINING.json'
-    done = {}
-    for adapter, cfg in cfgs.items():
-        if cfg.threads:
-            torch.set_num_threads(cfg.threads)
-        done[adapter] = train_adapter(cfg, adapter, split)
-        log.info('%s trained in %.0f s', adapter, done[adapter]['wall_s'])
-    # read now, not before training: another adapter's run into the same folder may have finished meanwhile
-    report = json.loads(path.read_text()) if path.is_file() else {}
-    if 'adapters' not in report:
-        report = {'adapters': {}}       # a file from before the three adapters: replaced
-    report['adapters'].update(done)
-    report.update(train_split=json.loads((folders['train'] / 'meta.json').read_text()),
-                  last_run={'adapters': list(cfgs), 'wall_s': round(time.time() - t0, 1)})
-    out.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(report, indent=1) + '\n')
-    write_sums(out)
-    report['heldout_dir'] = str(folders['heldout'])
-    return report
-
-
-def _portable_adapter_config(path: pathlib.Path) -> None:
-    """Replace the machine-specific base-model path in a peft config by the model's name."""
-    cfg = json.loads(path.read_text())
-    base = cfg.get('base_model_name_or_path') or ''
-    if base:
-        cfg['base_model_name_or_path'] = pathlib.Path(base).name.split('.Q')[0]
-    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + '\n')
-
-
 def config_from(recipe: str = 'cpu', adapter: str = 'reaction', **overrides: Any) -> TrainConfig:
     """A TrainConfig from a named recipe (and, for the CPU recipe, the adapter's changes) plus overrides.
 
@@ -897,6 +835,6 @@ def config_from(recipe: str = 'cpu', adapter: str = 'reaction', **overrides: Any
 
 
 __all__ = ['TrainConfig', 'RECIPES', 'ADAPTER_RECIPES', 'ADAPTERS', 'config_from', 'train_reaction',
-           'train_adapter', 'regenerate', 'streams_of', 'reaction_loss', 'info_nce',
+           'streams_of', 'reaction_loss', 'info_nce',
            'lr_lambda', 'cached_soft_states', 'full_soft_states', 'cache_context', 'reflex_context',
            'lora_layer_indices', 'act_logits_of']

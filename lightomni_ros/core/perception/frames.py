@@ -10,7 +10,6 @@ exported once to ONNX under ``cache_dir()``), and names the top ImageNet classes
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import pathlib
@@ -20,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config import param
-from ..models import ModelResolver, cache_dir
+from ..models import ModelResolver, cache_dir, content_key
 from .imagenet_labels import LABELS
 
 log = logging.getLogger('lightomni.perception')
@@ -157,16 +156,6 @@ class KeyframeSampler:
             self.next_t += self.period
 
 
-def _weights_key(path: pathlib.Path) -> str:
-    # the weights' content, not their path or time: every new virtual environment installs the same file again, and a
-    # key by path left one 18 MB export per environment in the cache
-    digest = hashlib.sha1()
-    with path.open('rb') as f:
-        for block in iter(lambda: f.read(1 << 20), b''):
-            digest.update(block)
-    return digest.hexdigest()[:12]
-
-
 def export_encoder(weights: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     """Export EfficientNet-Lite0 (pooled 1280-d feature + ImageNet logits) to ONNX at ``out``."""
     import torch
@@ -214,7 +203,7 @@ class ImageEncoder:
         else:
             path = None
         if path is None:
-            path = cache_dir() / f'efficientnet-lite0-{_weights_key(weights)}.onnx'
+            path = cache_dir() / f'efficientnet-lite0-{content_key(weights)}.onnx'
             if not path.exists():
                 log.info('exporting EfficientNet-Lite0 to %s (once)', path)
                 export_encoder(weights, path)

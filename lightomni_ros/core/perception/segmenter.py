@@ -14,13 +14,12 @@ import json
 import os
 import pathlib
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..config import param
-
-END_OF_SPEECH, TYPED_TEXT, TIMEOUT = 0, 1, 2
+from ..segment import END_OF_SPEECH, TIMEOUT, TYPED_TEXT, FaceSeen, KeyframeData, SegmentData
 
 
 @dataclass
@@ -34,68 +33,6 @@ class SegmenterConfig:
     audio_dir: str = param('', 'Folder for segment WAVs; empty uses <cache_dir>/segments.')
     max_faces: int = param(20, 'Most identities listed per segment (most recently seen first).', min=1)
     max_hints: int = param(5, 'Most visual hints per segment (most frequent first).', min=0)
-
-
-@dataclass
-class KeyframeData:
-    """A kept keyframe: JPEG, feature, sharpness, hints."""
-
-    stamp: float
-    jpeg: bytes = field(repr=False)
-    feature: np.ndarray = field(repr=False)
-    sharpness: float
-    hints: list[str] = field(default_factory=list)
-    width: int = 0
-    height: int = 0
-
-
-@dataclass
-class FaceSeen:
-    """A face seen in a keyframe."""
-
-    face_id: str
-    track_id: int
-    box: tuple[float, float, float, float]
-    score: float
-    match_distance: float
-    stamp: float
-
-
-@dataclass
-class WordData:
-    """A word with times in seconds since the segment start."""
-
-    word: str
-    start: float
-    end: float
-    probability: float
-
-
-@dataclass
-class SegmentData:
-    """One closed segment."""
-
-    segment_id: int
-    start: float
-    end: float
-    trigger: int
-    speech_start: float = 0.0
-    speech_end: float = 0.0
-    transcript: str = ''
-    words: list[WordData] = field(default_factory=list)
-    language: str = ''
-    typed_text: str = ''
-    keyframes: list[KeyframeData] = field(default_factory=list)
-    faces: list[FaceSeen] = field(default_factory=list)
-    visual_tags: list[str] = field(default_factory=list)
-    audio_uri: str = ''
-    speech_duration: float = 0.0
-
-    def set_transcript(self, text: str, words: list, language: str, offset: float) -> None:
-        """Fill in the ASR result of the span; ``offset`` = span start - segment start (seconds)."""
-        self.transcript = text
-        self.language = language
-        self.words = [WordData(w.word, offset + w.start, offset + w.end, w.probability) for w in words]
 
 
 def thin(items: list, n: int) -> list:
@@ -221,25 +158,30 @@ class Segmenter:
 
 
 class PerceptionState:
-    """Counters that survive restarts (next segment id, next face index), in a small JSON file written atomically."""
+    """Counters that survive restarts (next segment id, face and voice index), in a JSON file written atomically."""
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = pathlib.Path(path)
         self.next_segment_id = 1
         self.next_face_index = 0
+        self.next_voice_index = 0
         try:
             data = json.loads(self.path.read_text())
             self.next_segment_id = max(1, int(data.get('next_segment_id', 1)))
             self.next_face_index = max(0, int(data.get('next_face_index', 0)))
+            self.next_voice_index = max(0, int(data.get('next_voice_index', 0)))
         except (OSError, ValueError, TypeError):
             pass
 
-    def save(self, next_segment_id: int, next_face_index: int) -> None:
+    def save(self, next_segment_id: int, next_face_index: int, next_voice_index: int | None = None) -> None:
         """Persist the counters."""
         self.next_segment_id, self.next_face_index = next_segment_id, next_face_index
+        if next_voice_index is not None:
+            self.next_voice_index = next_voice_index
         self.path.parent.mkdir(parents=True, exist_ok=True)
         tmp = self.path.with_suffix(f'.tmp{os.getpid()}')
-        tmp.write_text(json.dumps({'next_segment_id': next_segment_id, 'next_face_index': next_face_index}))
+        tmp.write_text(json.dumps({'next_segment_id': next_segment_id, 'next_face_index': next_face_index,
+                                   'next_voice_index': self.next_voice_index}))
         os.replace(tmp, self.path)
 
 

@@ -33,15 +33,21 @@ class VadConfig:
                              min=0.05, max=0.95)
     min_silence_ms: int = param(600, 'Silence that ends a speech span (end of speech closes the segment).', min=32)
     speech_pad_ms: int = param(200, 'Audio kept before the start and after the end of each speech span.', min=0)
-    min_speech_ms: int = param(250, 'Shorter speech spans are discarded as noise.', min=0)
-    max_speech_s: float = param(30.0, 'A longer speech span is cut here (the paper closes a segment after 30 s).',
-                                min=1.0)
+    min_speech_ms: int = param(250, 'Shorter speech spans are discarded as noise (counted).', min=0)
+    max_speech_s: float = param(30.0, 'Last resort: speech going on this long is cut (the paper closes a segment '
+                                      'after 30 s), at the longest pause of the last cut_search_s seconds, and the '
+                                      'next span starts exactly there (no audio is lost on either side).', min=1.0)
+    cut_search_s: float = param(8.0, 'How far back from max_speech_s a cut looks for a pause.', min=0.5)
+    pause_ms: int = param(200, 'A pause this long inside speech is a place to cut at (a long span, a change of '
+                               'speaker).', min=32)
     threads: int = param(1, 'onnxruntime intra-op threads for the VAD.', min=1)
 
     def check(self) -> None:
         """Cross-field rules."""
         if self.min_speech_ms > self.max_speech_s * 1000:
             raise ConfigError('min_speech_ms exceeds max_speech_s')
+        if self.cut_search_s >= self.max_speech_s:
+            raise ConfigError('cut_search_s must be shorter than max_speech_s')
 
 
 class SileroVad:
@@ -72,15 +78,25 @@ class SileroVad:
 
 @dataclass
 class SpeechSpan:
-    """One detected speech span in absolute 16 kHz sample indices (padding included); ``forced`` if cut at max."""
+    """One speech span in absolute 16 kHz sample indices (padding included) and why it ended.
+
+    ``reason``: 'silence' (end of speech), 'max' (cut at ``max_speech_s``), 'turn' (cut at a change of speaker),
+    'flush' (end of input). ``forced`` is True for 'max' and 'flush'.
+    """
 
     start: int
     end: int
     forced: bool = False
+    reason: str = 'silence'
 
 
 class StreamingVad:
-    """Feed 16 kHz samples of any length; get ``('start', index)`` and ``('end', SpeechSpan)`` events."""
+    """Feed 16 kHz samples of any length; get ``('start', index)``, ``('end', SpeechSpan)`` and ``('discard', span)``.
+
+    While speech goes on, the probabilities of its windows are kept, so a long span can be cut afterwards at a pause
+    (:meth:`pauses`, :meth:`split`): the span ends at the cut and the next one starts at the same sample, so nothing
+    between them is lost. A span that starts at a cut is never discarded as too short (it continues speech).
+    """
 
     def __init__(self, model: SileroVad, cfg: VadConfig | None = None) -> None:
         self.model = model
@@ -88,10 +104,14 @@ class StreamingVad:
         self._pending = np.zeros(0, np.float32)
         self.pos = 0                          # absolute index of the next window's first sample
         self.in_speech = False
-        self._speech_start = 0                # raw (unpadded) start of the current speech
+        self._speech_start = 0                # raw (unpadded) start of the current speech, window aligned
+        self._span_begin = 0                  # where the current span's audio begins (padding included)
+        self._continued = False               # the current span starts at a cut of the previous one
+        self._probs: list[float] = []         # probabilities of the windows since _speech_start
         self._silence_start: int | None = None
         self._last_end = 0                    # end of the previous span (padding never overlaps it)
         self.windows = 0
+        self.counts = {'discarded_spans': 0, 'discarded_ms': 0.0, 'cuts_max': 0, 'cuts_turn': 0}
 
     def reset(self) -> None:
         """Forget everything (the next sample is index 0 again)."""
@@ -100,6 +120,11 @@ class StreamingVad:
 
     def _ms(self, ms: float) -> int:
         return int(ms * RATE / 1000)
+
+    @property
+    def span_begin(self) -> int:
+        """Where the open span's audio begins (meaningful while :attr:`in_speech`)."""
+        return self._span_begin
 
     def feed(self, samples: np.ndarray) -> list[tuple[str, object]]:
         """Process samples; return events in order."""
@@ -112,35 +137,87 @@ class StreamingVad:
             self.windows += 1
             start = self.pos
             self.pos += WINDOW
+            if self.in_speech:
+                self._probs.append(p)
             if p >= cfg.threshold:
                 self._silence_start = None
                 if not self.in_speech:
                     self.in_speech = True
                     self._speech_start = start
-                    events.append(('start', max(self._last_end, start - self._ms(cfg.speech_pad_ms))))
+                    self._probs = [p]
+                    self._continued = False
+                    self._span_begin = max(self._last_end, start - self._ms(cfg.speech_pad_ms))
+                    events.append(('start', self._span_begin))
             elif self.in_speech and p < cfg.threshold - 0.15:
                 if self._silence_start is None:
                     self._silence_start = start
                 if self.pos - self._silence_start >= self._ms(cfg.min_silence_ms):
-                    events += self._close(self._silence_start, forced=False)
+                    events += self._close(self._silence_start, 'silence')
             if self.in_speech and self.pos - self._speech_start >= cfg.max_speech_s * RATE:
-                events += self._close(self.pos, forced=True)
+                events += self.split(self._best_cut(), 'max')
         self._pending = buf[nwin * WINDOW:]
         return events
 
-    def _close(self, raw_end: int, forced: bool) -> list[tuple[str, object]]:
+    def _low(self) -> np.ndarray:
+        return np.asarray(self._probs, np.float32) < self.cfg.threshold - 0.15
+
+    def pauses(self, min_ms: float | None = None) -> list[tuple[int, int]]:
+        """Pauses inside the open span as (first, end) sample indices, at least ``min_ms`` (``pause_ms``) long."""
+        if not self.in_speech:
+            return []
+        low = self._low()
+        need = max(1, self._ms(self.cfg.pause_ms if min_ms is None else min_ms) // WINDOW)
+        out, run = [], None
+        for k, is_low in enumerate(np.append(low, False)):
+            if is_low and run is None:
+                run = k
+            elif not is_low and run is not None:
+                if k - run >= need and run > 0 and k < len(low):
+                    out.append((self._speech_start + run * WINDOW, self._speech_start + k * WINDOW))
+                run = None
+        return out
+
+    def _best_cut(self) -> int:
+        """The middle of the longest pause in the last ``cut_search_s`` (else the least likely window)."""
+        lo = self.pos - int(min(self.cfg.cut_search_s, self.cfg.max_speech_s / 2) * RATE)
+        pauses = [(b - a, (a + b) // 2) for a, b in self.pauses(min_ms=WINDOW * 1000 / RATE) if a >= lo]
+        if pauses:
+            return max(pauses)[1] // WINDOW * WINDOW
+        k0 = max(1, (lo - self._speech_start) // WINDOW)
+        tail = np.asarray(self._probs[k0:])
+        k = k0 + len(tail) - 1 - int(np.argmin(tail[::-1]))        # the latest of the least likely windows
+        return self._speech_start + k * WINDOW
+
+    def split(self, at: int, reason: str) -> list[tuple[str, object]]:
+        """Cut the open span at sample ``at``: it ends there and the next span starts there (nothing dropped)."""
+        if not self.in_speech or not self._speech_start < at < self.pos:
+            return []
+        at = self._speech_start + (at - self._speech_start) // WINDOW * WINDOW
+        self.counts['cuts_max' if reason == 'max' else 'cuts_turn'] += 1
+        span = SpeechSpan(self._span_begin, at, forced=reason == 'max', reason=reason)
+        self._probs = self._probs[(at - self._speech_start) // WINDOW:]
+        self._last_end = self._speech_start = self._span_begin = at
+        self._continued = True
+        if self._silence_start is not None and self._silence_start < at:
+            self._silence_start = at
+        return [('end', span), ('start', at)]
+
+    def _close(self, raw_end: int, reason: str) -> list[tuple[str, object]]:
         self.in_speech = False
         self._silence_start = None
+        self._probs = []
         cfg = self.cfg
-        start = max(self._last_end, self._speech_start - self._ms(cfg.speech_pad_ms))
-        end = raw_end if forced else min(self.pos, raw_end + self._ms(cfg.speech_pad_ms))
-        if raw_end - self._speech_start < self._ms(cfg.min_speech_ms):
-            return [('discard', SpeechSpan(start, end, forced))]
+        start = self._span_begin
+        end = raw_end if reason == 'flush' else min(self.pos, raw_end + self._ms(cfg.speech_pad_ms))
+        if raw_end - self._speech_start < self._ms(cfg.min_speech_ms) and not self._continued:
+            self.counts['discarded_spans'] += 1
+            self.counts['discarded_ms'] += (raw_end - self._speech_start) * 1000 / RATE
+            return [('discard', SpeechSpan(start, end, reason=reason))]
         self._last_end = end
-        return [('end', SpeechSpan(start, end, forced))]
+        return [('end', SpeechSpan(start, end, forced=reason == 'flush', reason=reason))]
 
     def flush(self) -> list[tuple[str, object]]:
         """End of stream: close an open speech span."""
         if self.in_speech:
-            return self._close(self.pos, forced=True)
+            return self._close(self.pos, 'flush')
         return []

@@ -145,8 +145,20 @@ class ReflexConfig:
     k_episodic: int = param(4, 'Episodic entries retrieved when speech fires.', min=0)
     query_timeout_s: float = param(2.0, 'Time-out of a QueryMemory call; the response is made without memories '
                                         'after it (diagnostics WARN).', min=0.05)
-    sleep_queue: int = param(256, 'Interactions waiting for the sleep-time memory pass (oldest dropped beyond).',
-                             min=1)
+    sleep_queue: int = param(256, 'Backlog of the durable sleep queue (interactions waiting for their memory pass '
+                                  'or for consolidation\'s acknowledgement of their Topic) at which memory passes stop '
+                                  'yielding to answers (back-pressure) and diagnostics WARN with the backlog; nothing '
+                                  'is ever dropped.', min=1)
+    sleep_queue_path: str = param('~/.local/share/lightomni_ros/reflex/sleep_queue.db',
+                                  'SQLite file of the durable sleep queue, in the reflex node\'s own state folder '
+                                  '(never the consolidation node\'s memory.db); empty keeps it in memory only (lost '
+                                  'on a restart).')
+    topic_resend_s: float = param(5.0, 'A Topic not acknowledged on topics/ack within this time is sent again (the '
+                                       'consolidation node stores it once).', min=0.1)
+    late_segment_s: float = param(30.0, 'A segment that reaches the node this long after perception first published '
+                                        'it (re-sent after a restart) is queued for sleep time without being '
+                                        'answered: a late answer to an old question confuses.',
+                                  min=0.0)
     sleep_idle_s: float = param(0.5, 'Idle time after the last segment before sleep-time work starts.', min=0.0)
     sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time '
                                           '(user passes then wait for it), so sleep-time work cannot starve.',

@@ -10,16 +10,22 @@ pass (memory adapter) that writes the Topic. A user pass pre-empts sleep-time wo
 from __future__ import annotations
 
 import collections
+import datetime as _dt
 import logging
 import threading
 import time
+import zoneinfo
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
 
+from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
+from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
+from ..timeparse import TimeWindow, find_window
+from ..topic import TopicData
 from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
@@ -28,13 +34,14 @@ from .cache import FeatureCache, PrefixCache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .grounding import extractive_answer, is_quote_question, reply_problem, said_by
-from .latent import LatentHeads, fused_query
+from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window
 from .pruning import PruneResult, prune
-from .retrieval import MemoryClient, NoMemory, TextEmbedder
+from .recall import is_summary_question, summary_answer, window_context, window_events
+from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
                     topic_from_reply)
-from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, TopicOut
+from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
 
@@ -51,6 +58,31 @@ class EngineConfigs:
     export: ExportConfig = field(default_factory=ExportConfig)
     models_dir: str = ''
     response: ResponseConfig = field(default_factory=ResponseConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+
+
+def zone(name: str) -> _dt.tzinfo | None:
+    """The zone called ``name`` (None: this machine's zone, also for a name this machine does not know)."""
+    if not name:
+        return None
+    try:
+        return zoneinfo.ZoneInfo(name)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        log.warning('unknown time zone %r from the global state; reading times in the system zone', name)
+        return None
+
+
+def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
+    """Refuse heads whose projection was trained against another text embedder (it would project into noise)."""
+    trained_with, dim = heads_embedder(path)
+    mine = embedder_id(embedder)
+    if (trained_with and trained_with != mine) or (dim and dim != embedder.dim):
+        raise EmbedderMismatch(
+            f'reflex heads {path} were trained with the text embedder {trained_with or f"(unrecorded)/{dim}"} but '
+            f'this runtime embeds with {mine}; set embedding.backend to match, or train heads for {mine} '
+            f'(lightomni train)')
+    if not trained_with:
+        log.warning('reflex heads %s do not record their text embedder; assuming %s (same dimension)', path, mine)
 
 
 class ReflexEngine:
@@ -65,12 +97,13 @@ class ReflexEngine:
         if self.backbone.kind == 'omni':
             self.backbone.set_frame_size(cfgs.pruning.frame_size)
         self.adapters = AdapterSet(self.backbone, cfgs.adapters, resolver.models_dir)
-        self.embedder = embedder or TextEmbedder(resolver)
+        self.embedder = embedder or text_embedder(cfgs.embedding, cfgs.models_dir, set_threads=False)
         lat = cfgs.latent
         self.heads = LatentHeads(self.backbone.hidden_size, self.embedder.dim, lat.soft_prompts,
                                  lat.projection_hidden, lat.seed).to(self.backbone.device).eval()
         heads_path = find_trained(lat.heads_file, resolver.models_dir)
         if heads_path is not None:
+            check_heads_embedder(heads_path, self.embedder)
             self.heads.load(heads_path)
         self.memory = memory or NoMemory()
         self.features = FeatureCache(cfgs.cache.feature_entries, cfgs.cache.features)
@@ -80,19 +113,26 @@ class ReflexEngine:
         self.sg_script = ''
         # A GlobalState callback must not wait seconds for the model (it would hold back the node's other callbacks).
         self._sg_lock = threading.Lock()
-        self._sg_pending: tuple[int, str] | None = None
-        # (item, its embedding): embedded once when kept, so a question only embeds itself
-        self.recent: collections.deque[tuple[MemoryItem, np.ndarray]] = collections.deque(
+        self._sg_pending: tuple[int, str, str, tuple[StateNode, ...]] | None = None
+        self.tz: _dt.tzinfo | None = None      # the consolidation node's zone (GlobalState.timezone)
+        self.sg_nodes: tuple[StateNode, ...] = ()
+        # (item, its embedding, its time): embedded once when kept, so a question only embeds itself
+        self.recent: collections.deque[tuple[MemoryItem, np.ndarray, float]] = collections.deque(
             maxlen=max(1, cfgs.response.recent_interactions))
         self.last_prune: PruneResult | None = None
         self.accelerated: Any = None     # export.ReflexRunner when an exported path is faster
         self.backend = f'torch-{self.backbone.device.type}'
 
     # -- state ---------------------------------------------------------------------------------------------------
-    def set_global_state(self, version: int, script: str) -> None:
-        """Adopt a new S_g (now when the model is free, else at the start of its next pass; never blocks)."""
+    def set_global_state(self, version: int, script: str, *, timezone: str = '',
+                         nodes: Sequence[StateNode] = ()) -> None:
+        """Adopt a new S_g (now when the model is free, else at the start of its next pass; never blocks).
+
+        ``timezone`` is the zone spoken times are read in (the consolidation node's), ``nodes`` S_g's nodes with their
+        spans (for questions about a span of time).
+        """
         with self._sg_lock:
-            self._sg_pending = (int(version), script)
+            self._sg_pending = (int(version), script, timezone, tuple(nodes))
         if self.adapters.lock.acquire(blocking=False):
             try:
                 self._adopt_global_state()
@@ -103,8 +143,12 @@ class ReflexEngine:
         """Switch to the pending S_g (called holding the model lock); prefix caches of other versions are dropped."""
         with self._sg_lock:
             pending, self._sg_pending = self._sg_pending, None
-        if pending is not None and pending != (self.sg_version, self.sg_script):
-            self.sg_version, self.sg_script = pending
+        if pending is None:
+            return
+        version, script, timezone, self.sg_nodes = pending
+        self.tz = zone(timezone)
+        if (version, script) != (self.sg_version, self.sg_script):
+            self.sg_version, self.sg_script = version, script
             self.prefixes.invalidate(keep_version=self.sg_version)
 
     def cache_stats(self) -> dict[str, int]:
@@ -136,32 +180,39 @@ class ReflexEngine:
         return pos.unsqueeze(1) if self.backbone.pos_dims == 3 else pos.view(1, -1)
 
     @torch.no_grad()
-    def prefill(self, kind: str, parts: list[Part], adapter: str,
-                system: str = '') -> tuple[torch.Tensor, Any, int, int]:
+    def prefill(self, kind: str, parts: list[Part], adapter: str, system: str = '',
+                script: str | None = None) -> tuple[torch.Tensor, Any, int, int]:
         """Run [prefix of ``kind`` (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
 
-        ``system``: the system text of a prefix that is not one of the three passes' (summaries).
+        ``system``: the system text of a prefix that is not one of the three passes' (summaries). ``script``
+        replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind).
         """
         self._adopt_global_state()
         dec = self.backbone.decoder()
-        cache, plen, poff = self._prefix((adapter, self.sg_version, kind), system)
+        cache, plen, poff = self._prefix((adapter, self.sg_version, kind), system, script)
         emb, pos, end = assemble(parts, poff)
         out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, cache))
         return out.last_hidden_state[0], cache, plen, end
 
-    def prefix_text(self, kind: str, system: str = '') -> str:
-        """The cacheable prefix of a pass: the reflex reads the whole S_g, the response its newest part (short
-        times), the memory pass none of it."""
+    def prefix_text(self, kind: str, system: str = '', script: str | None = None) -> str:
+        """The cacheable prefix of a pass.
+
+        The reflex reads the whole S_g, the response its newest part (short times) or ``script`` (the events of a
+        time window), the memory pass none of it.
+        """
         chat = self.backbone.chat
         if kind == 'reflex':
             return P.system_prefix(P.SYSTEM_REFLEX, self.sg_script, chat)
-        if kind == 'response':
+        if kind.startswith('response'):
+            if script is not None:
+                return P.system_prefix(P.SYSTEM_RESPONSE, script, chat, 'Recent events:')
             return P.response_prefix(self.sg_script, self.cfgs.response.sg_max_tokens, chat)
         if kind == 'memory':
             return P.memory_prefix(chat)
         return P.system_prefix(system, self.sg_script, chat)
 
-    def _prefix(self, key: tuple[str, int, str], system: str = '') -> tuple[Any, int, int]:
+    def _prefix(self, key: tuple[str, int, str], system: str = '',
+                script: str | None = None) -> tuple[Any, int, int]:
         """The cached prefix of ``key`` (built and stored when missing): cache, length, next position."""
         from transformers import DynamicCache
 
@@ -170,7 +221,7 @@ class ReflexEngine:
             return hit
         dec = self.backbone.decoder()
         cache = DynamicCache()
-        pemb, ppos, poff = assemble([self.backbone.text_part(self.prefix_text(key[2], system))])
+        pemb, ppos, poff = assemble([self.backbone.text_part(self.prefix_text(key[2], system, script))])
         dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
         self.prefixes.put(key, cache, pemb.shape[1], poff)
         return cache, pemb.shape[1], poff
@@ -190,6 +241,8 @@ class ReflexEngine:
             for role, kind in (('reaction', 'reflex'), ('generation', 'response')):
                 if role == 'reaction' and self.accelerated is not None:
                     continue        # the exported reflex graph runs the whole prompt; it has no prefix cache
+                if self.preemption.halted():
+                    break           # shutting down: the next start builds it
                 with self.adapters.use(role) as active:
                     key = (active, self.sg_version, kind)
                     if not self.prefixes.has(key):
@@ -227,13 +280,17 @@ class ReflexEngine:
 
     @torch.no_grad()
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
-                stop: Callable[[], bool] | None = None) -> tuple[str, int]:
-        """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens)."""
+                stop: Callable[[], bool] | None = None, context: str = '') -> tuple[str, int]:
+        """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
+
+        ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span).
+        """
         with self.adapters.use('generation') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
             parts = P.response_parts(self.backbone, seg, memories, None, self.cfgs.response.memory_max_tokens,
                                      omni_parts=omni)
-            hidden, cache, plen, end = self.prefill('response', parts, active)
+            kind = f'response:{hash(context)}' if context else 'response'
+            hidden, cache, plen, end = self.prefill(kind, parts, active, script=context or None)
             tok = self.backbone.tokenizer
             newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
             try:
@@ -247,12 +304,12 @@ class ReflexEngine:
         """Names memory knows for ``face_ids`` (from their profiles; {} when memory cannot be asked)."""
         if not face_ids:
             return {}
-        got = self.memory.query(np.zeros(0, np.float32), '', 0, 0, face_ids)
+        got = self.memory.query(MemoryQuery(face_ids=list(face_ids)))
         return P.face_names(got.profiles)
 
     @torch.no_grad()
     def memory_pass(self, seg: SegmentInput, response: str, stop: Callable[[], bool] | None = None,
-                    max_new_tokens: int | None = None) -> TopicOut | None:
+                    max_new_tokens: int | None = None) -> TopicData | None:
         """Sleep-time memory adapter pass -> Topic (None when pre-empted; the caller re-queues).
 
         The names of the people in view are asked of memory first (outside the model lock), so the facts name them.
@@ -271,44 +328,45 @@ class ReflexEngine:
             return None
         reply = '{' + self.backbone.tokenizer.decode(ids)
         if self.backbone.test_model:
-            return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model')
-        return topic_from_reply(seg, response, reply)
+            return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
+        return topic_from_reply(seg, response, reply, self.tz)
 
     @torch.no_grad()
-    def summarize(self, mode: str, texts: list[str], face_id: str = '', profile: dict[str, str] | None = None,
-                  max_tokens: int = 120, stop: Callable[[], bool] | None = None) -> dict[str, Any]:
-        """S_g merge ('merge') or profile update ('profile') with the memory adapter; extractive fallback."""
-        body = '\n'.join(f'- {t}' for t in texts)
-        if mode == 'merge':
+    def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,
+                  stop: Callable[[], bool] | None = None) -> SummaryResult:
+        """S_g merge or profile update with the memory adapter; extractive fallback with the reason."""
+        req.check()
+        body = '\n'.join(f'- {t}' for t in req.texts)
+        if req.mode == MERGE:
             ask = f'Summarize these events in one short paragraph:\n{body}'
         else:
-            known = ', '.join(f'{k}: {v}' for k, v in (profile or {}).items()) or 'nothing yet'
-            ask = (f'Known about {face_id}: {known}.\nRecent events:\n{body}\nDescribe {face_id} in one short '
+            known = ', '.join(f'{k}: {v}' for k, v in req.known.items()) or 'nothing yet'
+            ask = (f'Known about {req.face_id}: {known}.\nRecent events:\n{body}\nDescribe {req.face_id} in one short '
                    f'paragraph (name, occupation, preferences, relationships).')
         with self.adapters.use('memory') as active:
             chat = self.backbone.chat
             parts = [self.backbone.text_part(chat.turn('user', ask) + chat.open('assistant'))]
             hidden, cache, plen, end = self.prefill('summary', parts, active, 'You summarize memories faithfully.')
             try:
-                ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end, max_tokens, stop)
+                ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
+                                                     req.max_tokens or default_max_tokens, stop)
             finally:
                 crop_to(cache, plen)
         text = gen.clean_response(self.backbone.tokenizer.decode(ids))
-        out: dict[str, Any] = {'summary': text, 'producer': 'memory-adapter', 'attributes': {},
-                               'name': find_name(texts) if mode == 'profile' else ''}
-        problem = ''
+        out = SummaryResult(summary=text, producer='memory-adapter',
+                            name=find_name(req.texts) if req.mode == PROFILE else '')
         if interrupted:
-            problem = 'pre-empted'
+            out.problem = 'pre-empted'
         elif self.backbone.test_model:
-            problem = 'TEST model'
+            out.problem = 'TEST model'
         elif len(text.split()) < 3:
-            problem = 'model summary too short'
-        if problem:
-            out.update(summary=extractive_summary(texts), producer='extractive', problem=problem)
-        if mode == 'profile':
+            out.problem = 'model summary too short'
+        if out.problem:
+            out.summary, out.producer = extractive_summary(req.texts), 'extractive'
+        if req.mode == PROFILE:
             obj = parse_json_object(text) or {}
-            out['attributes'] = {k: str(v) for k, v in obj.items() if isinstance(v, (str, int, float))}
-            out['attributes'].setdefault('persona', out['summary'])
+            out.attributes = {k: str(v) for k, v in obj.items() if isinstance(v, (str, int, float))}
+            out.attributes.setdefault('persona', out.summary)
         return out
 
     # -- the whole decision for one segment --------------------------------------------------------------------
@@ -333,6 +391,7 @@ class ReflexEngine:
             self.preemption.record(lat['preemption_wait'])
             t0 = time.perf_counter()
             out = self.reflex_pass(seg)
+            sg_version = self.sg_version       # adopted by the pass: the memory this decision sees
             lat['reflex'] = (time.perf_counter() - t0) * 1000
             speak = out.p_speech >= speech_threshold
             search = out.p_search >= search_threshold or speak
@@ -346,16 +405,25 @@ class ReflexEngine:
                     notes.append('speech by typed-text rule')
                 speak = search = True
             memories: list[MemoryItem] = []
+            window = find_window(seg.utterance, seg.end or time.time(), self.tz) if search else None
+            summary = window is not None and is_summary_question(seg.utterance)
+            if window is not None:
+                notes.append(f'window: {window.phrase}')
             if search or seg.face_ids:
                 t0 = time.perf_counter()
-                got = self.memory.query(out.query if search else np.zeros(0, np.float32), seg.utterance,
-                                        k_semantic if search else 0, k_episodic if search else 0, seg.face_ids)
+                got = self.memory.query(MemoryQuery(
+                    # profiles only when not searching: k=0 means "the default k" to the service
+                    vector=out.query if search else np.zeros(0, np.float32), text=seg.utterance if search else '',
+                    k_semantic=k_semantic if search else 0, k_episodic=k_episodic if search else 0,
+                    face_ids=list(seg.face_ids), embedder=embedder_id(self.embedder) if search else '',
+                    window_start=window.start if window else 0.0, window_end=window.end if window else 0.0,
+                    chronological=summary))
                 lat['retrieval'] = (time.perf_counter() - t0) * 1000
                 if got.error:
                     notes.append(f'retrieval: {got.error}')
                 memories = got.items if search else got.profiles
                 if search:
-                    memories += self.recent_candidates(seg.utterance, out.text_embedding)
+                    memories += self.recent_candidates(seg.utterance, out.text_embedding, window)
             response, source = '', ''
             if speak and not seg.proactive:
                 response = self.people_reply(seg)
@@ -366,6 +434,8 @@ class ReflexEngine:
                 if response:
                     source = 'extractive'
                     notes.append('extractive: a question about what was said')
+            if speak and not response and summary:
+                response, source = self._recall(seg, memories, window, notes, lat)
             if speak and not response:
                 t0 = time.perf_counter()
                 context = self.response_memories(memories)
@@ -384,13 +454,32 @@ class ReflexEngine:
             if self.backbone.test_model:
                 notes.append('TEST backbone')
         self.remember_recent(seg)
-        reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '')
-        return Decision(seg.segment_id, out.p_speech, out.p_search, speak, search, response,
-                        [m.ref for m in memories], lat, out.backend, out.query, notes, source, reminders)
+        reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
+        return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
+                        search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
+                        backend=out.backend, query=out.query, notes=notes, response_source=source,
+                        reminders=reminders, sg_version=sg_version)
+
+    def _recall(self, seg: SegmentInput, memories: list[MemoryItem], window: TimeWindow, notes: list[str],
+                lat: dict[str, float]) -> tuple[str, str]:
+        """A question about what happened in a window: answered from that window's events in time order."""
+        events = window_events(memories, self.sg_nodes, window.start, window.end, self.tz)
+        t0 = time.perf_counter()
+        profiles = [m for m in memories if m.ref.startswith('profile:')]
+        response, _ = self.respond(seg, profiles, stop=self.preemption.halted,
+                                   context=window_context(events, window.phrase))
+        lat['generation'] = (time.perf_counter() - t0) * 1000
+        told = [MemoryItem('event', e) for e in events] + memories
+        problem = reply_problem(response, seg.utterance, told, self.cfgs.response.grounding_min_overlap) \
+            if self.cfgs.response.grounding_check else ''
+        if response and not problem:
+            return response, 'generated'
+        notes.append(f'extractive: {problem or "empty response from the model"} (events of {window.phrase})')
+        return summary_answer(events, window.phrase), 'extractive'
 
     def people_reply(self, seg: SegmentInput) -> str:
         """The answer to a "who did I talk to ..." question from the profiles ('' when it is none, or no memory)."""
-        window = people_window(seg.utterance, seg.end or time.time())
+        window = people_window(seg.utterance, seg.end or time.time(), self.tz)
         ask = getattr(self.memory, 'people', None)
         people = ask() if window is not None and ask is not None else None
         if people is None:
@@ -409,11 +498,12 @@ class ReflexEngine:
             text = f'saw {", ".join(seg.face_ids + seg.visual_tags)}'
         else:
             return
-        self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text), self.embedder.embed([text])[0]))
+        self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text), self.embedder.embed([text])[0], seg.end))
 
-    def recent_candidates(self, question: str, q: np.ndarray | None = None) -> list[MemoryItem]:
-        """Recent interactions scored by their similarity to ``question`` (``q``: its embedding, when known)."""
-        items = list(self.recent)
+    def recent_candidates(self, question: str, q: np.ndarray | None = None,
+                          window: TimeWindow | None = None) -> list[MemoryItem]:
+        """Recent interactions (of ``window`` only, when given) scored by their similarity to ``question``."""
+        items = [(m, v) for m, v, t in self.recent if window is None or window.start <= t <= window.end]
         if not items or not question:
             return []
         q = self.embedder.embed([question])[0] if q is None else q

@@ -157,18 +157,19 @@ def _time(fn, repeats: int = 3) -> float:
 
 def choose(engine, cfg: ExportConfig, sample: SegmentInput | None = None) -> Choice:
     """Measure the configured/available paths on a sample segment and keep the fastest (``auto``)."""
-    sample = sample or SegmentInput(0, 0.0, 5.0, transcript='What did I tell you this morning?',
+    sample = sample or SegmentInput(segment_id=0, start=0.0, end=5.0, transcript='What did I tell you this morning?',
                                     face_ids=['<face_1>'], visual_tags=['kitchen'])
     torch_name = engine.backend
     timings: dict[str, float] = {}
     runners: dict[str, Any] = {torch_name: None}
     engine.accelerated = None
     saved = (engine.sg_version, engine.sg_script)
+    saved_kw = {'timezone': getattr(engine.tz, 'key', ''), 'nodes': engine.sg_nodes}
     engine.set_global_state(-1, synthetic_sg(cfg.choose_sg_tokens))
     try:
         return _choose(engine, cfg, sample, torch_name, timings, runners)
     finally:
-        engine.set_global_state(*saved)
+        engine.set_global_state(*saved, **saved_kw)
 
 
 def synthetic_sg(tokens: int) -> str:

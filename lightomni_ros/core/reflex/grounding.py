@@ -28,6 +28,8 @@ _PROMPT_ECHO = ('memories:', 'memories (oldest first)', 'question:', 'relevant m
                 'the user', "user's", 'the assistant', 'what happened so far', 'recent events:', '[segment ',
                 'visible people:', 'scene:', 'typed instruction:', '(nobody spoke)')
 _FACE = re.compile(r'<face_\d+>')
+#: a voice id memory could not resolve to a face or a name (the unseen-speaker phrase after it says the rest)
+_VOICE = re.compile(r'<voice_\d+>(, )?')
 _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
 #: The robot's own earlier answer inside an episodic entry (always its last part): never evidence, never quoted.
 _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
@@ -143,7 +145,7 @@ def speakable(text: str, names: dict[str, str]) -> str:
     if text.startswith('saw '):         # an episodic entry: 'saw X; heard "Y"'
         text = 'I saw ' + text[4:].replace('; heard ', ' and heard ', 1)
     text = _FACE.sub(lambda m: names.get(m.group(0), 'a person'), text)
-    text = text.strip()
+    text = _VOICE.sub(lambda m: '' if m.group(1) else 'a person', text).strip()
     return text if text.endswith(('.', '!', '?', '."', '!"', '?"')) else text + '.'
 
 

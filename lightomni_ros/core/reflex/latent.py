@@ -3,7 +3,8 @@
 """The latent state S_l (paper Eq. 3): soft prompts, action head FC + sigmoid, projection head MLP-ReLU-MLP.
 
 The soft prompts and both heads live in one safetensors file (``reflex_heads.safetensors`` in models_dir) with their
-shapes, a ``trained`` flag and the action head's input in its metadata, so training can ship them later. The action
+shapes, a ``trained`` flag, the action head's input and the text embedder the projection head was trained against
+(``embedder``: ``name/dim``) in its metadata; a runtime with another embedder refuses the file. The action
 head reads h_act (the paper's head) or, as the shipped heads do, h_act and h_ret side by side (``action_input``
 ``act+ret``): the retrieval half, trained by InfoNCE to say what to look up, also tells whether there is anything to
 look up (held-out search F1 0.895 -> 0.948 on the same adapter, models/README.md). Without the file they are randomly
@@ -46,6 +47,7 @@ class LatentHeads(nn.Module):
                     p.zero_()
         self.action_input = 'act'
         self.trained = False
+        self.embedder = ''          # ``name/dim`` of the text embedder the projection was trained against
         self.source = f'untrained (random, seed {seed})'
 
     def set_action_input(self, kind: str) -> None:
@@ -79,14 +81,14 @@ class LatentHeads(nn.Module):
         h_act, h_ret = self.pooled(states)
         return torch.sigmoid(self.action(self._action_in(h_act, h_ret))), self.proj(h_ret)
 
-    def save(self, path: str | pathlib.Path, trained: bool = False) -> None:
-        """Write the prompts and heads as safetensors with their shapes in the metadata."""
+    def save(self, path: str | pathlib.Path, trained: bool = False, embedder: str = '') -> None:
+        """Write the prompts and heads as safetensors with their shapes and the embedder id in the metadata."""
         from safetensors.torch import save_file
 
         tensors = {k: v.detach().float().cpu().contiguous() for k, v in self.state_dict().items()}
         meta = {'hidden': str(self.hidden), 'embed_dim': str(self.embed_dim), 'n_prompts': str(self.n_prompts),
                 'projection_hidden': str(self.proj[0].out_features), 'trained': str(bool(trained)).lower(),
-                'action_input': self.action_input}
+                'action_input': self.action_input, 'embedder': embedder or self.embedder}
         save_file(tensors, str(path), metadata=meta)
 
     def load(self, path: str | pathlib.Path) -> bool:
@@ -114,8 +116,22 @@ class LatentHeads(nn.Module):
             return False
         self.load_state_dict(tensors)
         self.trained = meta.get('trained', 'false') == 'true'
+        self.embedder = meta.get('embedder', '')
         self.source = f'{path} ({"trained" if self.trained else "untrained"}; action head reads {kind})'
         return True
+
+
+def heads_embedder(path: str | pathlib.Path) -> tuple[str, int]:
+    """(``name/dim`` of the embedder a heads file was trained with or '' when unrecorded, its embedding dim or 0)."""
+    from safetensors import safe_open
+
+    with safe_open(str(path), 'pt') as f:
+        meta = f.metadata() or {}
+    try:
+        dim = int(meta.get('embed_dim', 0))
+    except ValueError:
+        dim = 0
+    return meta.get('embedder', ''), dim
 
 
 def fused_query(z_ret: np.ndarray, text_embedding: np.ndarray | None) -> np.ndarray:

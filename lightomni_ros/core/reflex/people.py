@@ -16,12 +16,11 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ..timeparse import find_window
+
 #: a question about people met or seen ("who did I talk to", "who visited", "who was here", "who have you seen")
 _WHO = re.compile(r"\bwho\b(?:\s+\w+){0,4}?\s+(?:talk|talked|spoke|speak|chat|chatted|meet|met|see|seen|saw|visit|"
                   r"visited|came|come|stopped|dropped|was here|were here|was around|were around)\b", re.I)
-#: window words -> (start hour, end hour) of the local day; None means "from midnight to now"
-_PERIODS = (('this morning', (0, 12)), ('this afternoon', (12, 18)), ('this evening', (18, 24)),
-            ('tonight', (18, 24)), ('today', None))
 
 
 @dataclass
@@ -51,25 +50,15 @@ def speaking_face(sightings: Sequence[tuple[str, float]], speech_start: float) -
 def people_window(question: str, now: float, tz: _dt.tzinfo | None = None) -> tuple[float, float, str] | None:
     """(start, end, phrase) of the window a "who" question asks about, or None when it is not such a question.
 
-    Windows are local-time parts of today ("this morning", "this afternoon", "this evening"), "yesterday", "in the
-    last hour", and today so far when the question names none.
+    The window is read by :func:`lightomni_ros.core.timeparse.find_window` ("this morning", "yesterday", "in the last
+    hour", "at ten", ...); a "who" question that names none asks about today so far.
     """
     if not _WHO.search(question or ''):
         return None
-    q = question.lower()
-    here = _dt.datetime.fromtimestamp(now, tz)
-    midnight = here.replace(hour=0, minute=0, second=0, microsecond=0)
-    if 'yesterday' in q:
-        start = midnight - _dt.timedelta(days=1)
-        return start.timestamp(), midnight.timestamp(), 'yesterday'
-    if re.search(r'\b(?:last|past) hour\b', q):
-        return now - 3600.0, now, 'in the last hour'
-    for phrase, hours in _PERIODS:
-        if phrase in q:
-            if hours is None:
-                break
-            start = midnight + _dt.timedelta(hours=hours[0])
-            return start.timestamp(), min(now, (midnight + _dt.timedelta(hours=hours[1])).timestamp()), phrase
+    w = find_window(question, now, tz)
+    if w is not None:
+        return w.start, w.end, w.phrase
+    midnight = _dt.datetime.fromtimestamp(now, tz).replace(hour=0, minute=0, second=0, microsecond=0)
     return midnight.timestamp(), now, 'today'
 
 

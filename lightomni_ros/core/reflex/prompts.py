@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .types import UNSEEN_SPEAKER, MemoryItem, SegmentInput
+from .types import MemoryItem, SegmentInput
 
 SYSTEM_REFLEX = ('You are the assistant of a robot that sees and hears continuously. Decide whether to speak now '
                  'and what to recall.')
@@ -138,7 +138,7 @@ _PROFILE_NAME = re.compile(r'^(<face_\d+>) is ([^(;]+?)\s*(?:\(|$)')
 
 
 def named(face: str, names: Mapping[str, str]) -> str:
-    """"Joe (<face_1>)" when the name is known, else the face id."""
+    """A face as prompts name it: 'Joe (<face_1>)' when the name is known, else the face id."""
     return f'{names[face]} ({face})' if names.get(face) else face
 
 
@@ -152,8 +152,11 @@ def perception_text(seg: SegmentInput, names: Mapping[str, str] | None = None,
     if seg.visual_tags:
         lines.append('Scene: ' + ', '.join(seg.visual_tags))
     if seg.transcript.strip():
-        who = seg.speaker if seg.speaker in (UNSEEN_SPEAKER, 'someone') else named(seg.speaker, names)
-        lines.append(f'{who} said: "{seg.transcript.strip()}"')
+        # one line per run of one speaker's turns (perception's voices), else the whole transcript with its speaker
+        said = seg.said() if not seg.typed_text.strip() else [(seg.speaker, seg.transcript.strip())]
+        for who, words in said:
+            who = named(who, names) if who.startswith('<face_') else who
+            lines.append(f'{who} said: "{words}"')
     if seg.typed_text.strip():
         who = '' if seg.speaker == 'someone' else f' by {named(seg.speaker, names)}'
         lines.append(f'Typed{who}: "{seg.typed_text.strip()}"')

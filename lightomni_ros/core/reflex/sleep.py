@@ -4,31 +4,27 @@
 
 The memory adapter is asked for JSON. Its reply is parsed leniently (first JSON object, trailing commas, single
 quotes, code fences); when nothing usable comes out, a Topic is still produced from the segment itself by rules
-(transcript as audio, faces and tags as visual, "remember that ..." and "remind me to ... in N minutes" found by
-patterns) and labelled ``fallback-parser`` with the reason, never a crash.
+(transcript as audio, faces and tags as visual, "remember that ..." found by a pattern and "remind me to ..." by the
+time parser) and labelled ``fallback-parser`` with the reason, never a crash.
 """
 
 from __future__ import annotations
 
 import collections
+import datetime as _dt
 import json
 import logging
 import re
 import threading
 from typing import Any
 
-from ..memory.profiles import introduced_name
-from .types import SegmentInput, TopicOut
+from ..text import introduced_name
+from ..timeparse import reminder_intent
+from ..topic import ReminderIntent, TopicData
+from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
 
-_NUM_WORDS = {'a': 1, 'an': 1, 'one': 1, 'two': 2, 'three': 3, 'four': 4, 'five': 5, 'six': 6, 'seven': 7,
-              'eight': 8, 'nine': 9, 'ten': 10, 'fifteen': 15, 'twenty': 20, 'thirty': 30}
-_UNITS = {'second': 1, 'sec': 1, 'minute': 60, 'min': 60, 'hour': 3600}
-_REMIND = re.compile(r'remind (?:me|us)\s+(?:to\s+)?(?P<text>.+?)\s+in\s+(?P<n>\d+|[a-z]+)\s+'
-                     r'(?P<unit>second|sec|minute|min|hour)s?\b', re.I)
-_REMIND_REV = re.compile(r'in\s+(?P<n>\d+|[a-z]+)\s+(?P<unit>second|sec|minute|min|hour)s?,?\s+remind (?:me|us)\s+'
-                         r'(?:to\s+)?(?P<text>[^.!?]+)', re.I)
 _REMEMBER = re.compile(r'remember (?:that\s+)?(?P<fact>[^.!?]+)', re.I)
 
 
@@ -67,21 +63,10 @@ def _strings(value: Any) -> list[str]:
     return []
 
 
-def _amount(n: str) -> int | None:
-    return int(n) if n.isdigit() else _NUM_WORDS.get(n.lower())
-
-
-def find_reminders(text: str, now: float, face_id: str = '') -> list[dict[str, Any]]:
-    """Time intents such as "remind me to take the pills in three minutes"."""
-    out = []
-    for rx in (_REMIND, _REMIND_REV):
-        for m in rx.finditer(text):
-            n = _amount(m.group('n'))
-            if n is None:
-                continue
-            unit = _UNITS[m.group('unit').lower()]
-            out.append({'due': now + n * unit, 'text': m.group('text').strip(' ,.'), 'face_id': face_id})
-    return out
+def find_reminders(text: str, now: float, face_id: str = '', tz: _dt.tzinfo | None = None) -> list[ReminderIntent]:
+    """Time intents such as "remind me to take the pills in three minutes" (read by core.timeparse)."""
+    found = reminder_intent(text, now, tz, face_id)
+    return [found] if found else []
 
 
 def find_remembered(text: str) -> list[str]:
@@ -89,39 +74,48 @@ def find_remembered(text: str) -> list[str]:
     return [m.group('fact').strip(' ,.') for m in _REMEMBER.finditer(text) if m.group('fact').strip()]
 
 
-def fallback_topic(seg: SegmentInput, response: str, problem: str) -> TopicOut:
+def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
+    turns = seg.said()
+    talking = {who for who, _ in turns} if seg.transcript.strip() else set()
     # the face in view while speech was heard is the speaker: "a person talking" is what was seen
-    faces = [f'{f} talking' if f == seg.speaker and seg.transcript.strip() else f for f in seg.face_ids]
+    faces = [f'{f} talking' if f in talking else f for f in seg.face_ids]
     visual = ', '.join(faces + seg.visual_tags) or '(nobody in view)'
-    semantic = [f'{seg.speaker} {"typed" if seg.typed_text.strip() else "said"}: {said}'] if said else []
-    return TopicOut(seg.segment_id, seg.start, seg.end, list(seg.face_ids), semantic, find_remembered(said),
-                    visual, said, response, [seg.audio_uri] if seg.audio_uri else [],
-                    find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else ''),
-                    'fallback-parser', problem)
+    verb = 'typed' if seg.typed_text.strip() else 'said'
+    # one fact per speaker turn: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ..."
+    semantic = [f'{who} {verb}: {words}' for who, words in turns]
+    # a voice linked to a face out of view still ties what was said to that person's profile
+    heard_faces = [t.face_id for t in seg.turns if t.face_id and t.text.strip()]
+    return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end,
+                     face_ids=list(dict.fromkeys(list(seg.face_ids) + heard_faces)),
+                     semantic=semantic, remembered=find_remembered(said), visual=visual, audio=said,
+                     response=response, raw_refs=[seg.audio_uri] if seg.audio_uri else [],
+                     reminders=find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz),
+                     producer='fallback-parser', problem=problem)
 
 
-def topic_from_reply(seg: SegmentInput, response: str, reply: str) -> TopicOut:
+def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason."""
     obj = parse_json_object(reply)
     if obj is None:
-        return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}')
+        return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic = _strings(obj.get('semantic'))
     visual = ' '.join(_strings(obj.get('visual')))
     audio = ' '.join(_strings(obj.get('audio')))
     if not (semantic or visual or audio):
-        return fallback_topic(seg, response, 'memory pass JSON has no visual/audio/semantic content')
+        return fallback_topic(seg, response, 'memory pass JSON has no visual/audio/semantic content', tz)
     said = seg.utterance
     remembered = _strings(obj.get('remembered')) or find_remembered(said)
     reminders = []
     for r in obj.get('reminders') or []:
         if isinstance(r, dict) and isinstance(r.get('in_seconds'), (int, float)) and r.get('text'):
-            reminders.append({'due': seg.end + float(r['in_seconds']), 'text': str(r['text']),
-                              'face_id': seg.face_ids[0] if seg.face_ids else ''})
-    reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '')
-    return TopicOut(seg.segment_id, seg.start, seg.end, list(seg.face_ids), semantic, remembered, visual,
-                    audio or said, response, [seg.audio_uri] if seg.audio_uri else [], reminders, 'memory-adapter')
+            reminders.append(ReminderIntent(due=seg.end + float(r['in_seconds']), text=str(r['text']),
+                                            face_id=seg.face_ids[0] if seg.face_ids else ''))
+    reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz)
+    return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
+                     semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
+                     raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter')
 
 
 def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
@@ -134,37 +128,6 @@ def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
 def find_name(texts: list[str]) -> str:
     """A name the person gave ("my name is Ana"), else empty."""
     return next((n for n in map(introduced_name, texts) if n), '')
-
-
-class SleepQueue:
-    """Interactions (segment, response) waiting for the memory pass; bounded (oldest dropped, counted)."""
-
-    def __init__(self, maxlen: int = 256) -> None:
-        self._q: collections.deque[tuple[SegmentInput, str]] = collections.deque()
-        self.maxlen = maxlen
-        self.dropped = 0
-        self._lock = threading.Lock()
-
-    def put(self, seg: SegmentInput, response: str) -> None:
-        """Queue one interaction."""
-        with self._lock:
-            self._q.append((seg, response))
-            while len(self._q) > self.maxlen:
-                self._q.popleft()
-                self.dropped += 1
-
-    def pop(self) -> tuple[SegmentInput, str] | None:
-        """Oldest interaction or None."""
-        with self._lock:
-            return self._q.popleft() if self._q else None
-
-    def push_front(self, item: tuple[SegmentInput, str]) -> None:
-        """Put back an interaction whose pass was pre-empted."""
-        with self._lock:
-            self._q.appendleft(item)
-
-    def __len__(self) -> int:
-        return len(self._q)
 
 
 class Preemption:

@@ -1,20 +1,18 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Plain data types of the reflex subsystem (no ROS): the segment I^t, retrieved memories, decisions, topics."""
+"""Plain data types of the reflex subsystem (no ROS): the segment I^t as the model reads it, memories, decisions."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
-
 import numpy as np
 
-#: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,
-#: which is also how people ask about it ("what did the man on the radio say?").
-UNSEEN_SPEAKER = 'an unseen speaker (radio, TV, phone or out of sight)'
+from ..segment import SpeakerTurn
+from ..text import UNSEEN_SPEAKER, unseen_voice
+from ..topic import ReminderIntent
 
 
-@dataclass
+@dataclass(kw_only=True)
 class SegmentInput:
     """The input segment I^t as the reflex core sees it (the ROS Segment without transport details)."""
 
@@ -35,6 +33,8 @@ class SegmentInput:
     #: the face in view while the speech was heard, when perception's sightings single one out (see
     #: :func:`~lightomni_ros.core.reflex.people.speaking_face`); '' otherwise
     speaker_face: str = ''
+    #: who spoke when (perception's voices and the faces they belong to); empty when perception gave none
+    turns: list[SpeakerTurn] = field(default_factory=list)
 
     @property
     def utterance(self) -> str:
@@ -48,13 +48,56 @@ class SegmentInput:
         The face perception saw while the words were spoken, else the only visible face, :data:`UNSEEN_SPEAKER` for
         speech heard with nobody in view, else "someone" (several faces and no sighting singles one out).
         """
-        if self.speaker_face and self.transcript.strip() and not self.typed_text.strip():
+        heard = self.transcript.strip() and not self.typed_text.strip()
+        voices = {self.turn_speaker(t) for t in self.turns if t.text.strip()} if heard else set()
+        if len(voices) == 1 and 'someone' not in voices:
+            return voices.pop()
+        if self.speaker_face and heard:
             return self.speaker_face
         if len(self.face_ids) == 1:
             return self.face_ids[0]
-        if not self.face_ids and self.transcript.strip() and not self.typed_text.strip():
+        if not self.face_ids and heard:
             return UNSEEN_SPEAKER
         return 'someone'
+
+    def turn_speaker(self, turn: SpeakerTurn) -> str:
+        """Who spoke in one turn.
+
+        Its face (linked to the voice, or seen talking), else its voice ("<voice_2>, an unseen speaker ..." with
+        nobody in view), else the segment's own rule.
+        """
+        if turn.face_id:
+            return turn.face_id
+        if turn.voice_id:
+            return unseen_voice(turn.voice_id) if not self.face_ids else turn.voice_id
+        if len(self.face_ids) == 1:
+            return self.face_ids[0]
+        return UNSEEN_SPEAKER if not self.face_ids else 'someone'
+
+    def said(self) -> list[tuple[str, str]]:
+        """(who, words) in order: one pair per run of one speaker's turns, or the whole utterance with its speaker."""
+        if self.typed_text.strip() or not any(t.text.strip() for t in self.turns):
+            return [(self.speaker, self.utterance)] if self.utterance else []
+        out: list[tuple[str, str]] = []
+        for t in self.turns:
+            if not t.text.strip():
+                continue
+            who = self.turn_speaker(t)
+            if out and out[-1][0] == who:
+                out[-1] = (who, f'{out[-1][1]} {t.text.strip()}')
+            else:
+                out.append((who, t.text.strip()))
+        return out
+
+
+@dataclass(kw_only=True)
+class StateNode:
+    """One node of the global state S_g as the reflex core reads it (for questions about a span of time)."""
+
+    level: int
+    start: float
+    end: float
+    text: str
 
 
 @dataclass
@@ -95,7 +138,7 @@ class ReflexOutput:
     text_embedding: np.ndarray | None = None   # e(transcript), reused by retrieval of recent interactions
 
 
-@dataclass
+@dataclass(kw_only=True)
 class Decision:
     """Everything the node publishes as an Action for one segment."""
 
@@ -111,24 +154,7 @@ class Decision:
     query: np.ndarray
     notes: list[str] = field(default_factory=list)
     response_source: str = ''      # "generated", "extractive" or "template" (msg/Action.msg)
-    #: time intents of the utterance ({"due", "text", "face_id"}), stored when answered, not after the memory pass
-    reminders: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass
-class TopicOut:
-    """Topic^t = {M_s^t, M_e^t} produced by the sleep-time memory pass (mirrors msg/Topic.msg)."""
-
-    segment_id: int
-    start: float
-    end: float
-    face_ids: list[str]
-    semantic: list[str]
-    remembered: list[str]
-    visual: str
-    audio: str
-    response: str
-    raw_refs: list[str]
-    reminders: list[dict[str, Any]]   # {"due": epoch seconds, "text": ..., "face_id": ...}
-    producer: str                      # "memory-adapter" or "fallback-parser"
-    problem: str = ''                  # why the fallback was used (empty when the model output parsed)
+    #: time intents of the utterance, stored when answered, not after the memory pass
+    reminders: list[ReminderIntent] = field(default_factory=list)
+    #: version of the global state S_g the reflex pass read (which memory the decision saw)
+    sg_version: int = 0

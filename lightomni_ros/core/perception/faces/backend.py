@@ -1,6 +1,6 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""The face backend protocol (detect + embed), its config, and the choice of backend from config and model packs."""
+"""The face backend protocol (detect + embed), its config, and image helpers the backends share."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from typing import Protocol
 import numpy as np
 
 from ...config import param
-from ...models import ModelResolver
 
 log = logging.getLogger('lightomni.perception')
 
@@ -101,18 +100,3 @@ def crop(rgb: np.ndarray, box: tuple[float, float, float, float], max_px: int, m
         out = cv2.resize(out, (max(1, round(out.shape[1] * f)), max(1, round(out.shape[0] * f))),
                          interpolation=cv2.INTER_AREA)
     return np.ascontiguousarray(out)
-
-
-def make_backend(cfg: FacesConfig, resolver: ModelResolver | None = None, threads: int = 1) -> FaceBackend:
-    """The configured backend: insightface when chosen (or auto and its pack exists), else dlib."""
-    resolver = resolver or ModelResolver()
-    choice = cfg.backend
-    if choice == 'auto':
-        choice = 'insightface' if resolver.available('face_insightface') else 'dlib'
-    if choice == 'insightface':
-        from .insightface_backend import InsightFaceBackend
-
-        return InsightFaceBackend(resolver.resolve('face_insightface').path, cfg, threads=threads)
-    from .dlib_backend import DlibBackend
-
-    return DlibBackend(resolver.resolve('face_dlib').path, cfg)

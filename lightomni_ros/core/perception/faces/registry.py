@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 import threading
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable
 
 import numpy as np
 
@@ -25,6 +25,19 @@ def face_index(face_id: str) -> int | None:
     """N of ``<face_N>`` (None for another form)."""
     m = FACE_ID.match(face_id)
     return int(m.group(1)) if m else None
+
+
+def nearest(embedding: np.ndarray, gallery: Iterable[tuple[str, np.ndarray]],
+            distance: Callable[[np.ndarray, np.ndarray], float], threshold: float) -> tuple[str, float] | None:
+    """The gallery entry closest to ``embedding`` under ``threshold``: (id, distance); other shapes are skipped."""
+    best = None
+    for key, emb in gallery:
+        if emb.shape != embedding.shape:
+            continue
+        d = distance(embedding, emb)
+        if d < threshold and (best is None or d < best[1]):
+            best = (key, d)
+    return best
 
 
 @dataclass
@@ -69,14 +82,8 @@ class IdentityRegistry:
     def match(self, embedding: np.ndarray) -> tuple[str, float] | None:
         """Nearest identity under the threshold: (face_id, distance)."""
         with self._lock:
-            best = None
-            for ident in self.identities.values():
-                if ident.embedding.shape != embedding.shape:
-                    continue
-                d = self.distance(embedding, ident.embedding)
-                if d < self.threshold and (best is None or d < best[1]):
-                    best = (ident.face_id, d)
-            return best
+            return nearest(embedding, ((f, i.embedding) for f, i in self.identities.items()), self.distance,
+                           self.threshold)
 
     def create(self, embedding: np.ndarray, observations: int, avatar: np.ndarray | None = None) -> IdentityEvent:
         """A new identity ``<face_N>`` for a confirmed track."""

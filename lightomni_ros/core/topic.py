@@ -1,23 +1,40 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Topic^t = {M_s^t, M_e^t} as a plain dataclass (the core's mirror of ``lightomni_ros/Topic``), JSON round trip."""
+"""Topic^t = {M_s^t, M_e^t}: what one interaction contributes to long-term memory (mirrors ``lightomni_ros/Topic``).
+
+The sleep-time memory pass (reflex) writes it, the Topic message carries it, consolidation stores it; the same record
+all the way, with a JSON round trip for the durable queue.
+"""
 
 from __future__ import annotations
 
+import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-@dataclass
+def segment_key(segment_id: int, start: float) -> tuple[int, float]:
+    """What identifies a segment across nodes and restarts: its id and its start to the millisecond.
+
+    The start survives the round trip through ``builtin_interfaces/Time`` only to the nanosecond, not bit for bit.
+    ValueError for an id no store can hold (a uint64 past 2^63 - 1) or a start that is not a finite time.
+    """
+    sid, t = int(segment_id), float(start)
+    if not 0 <= sid < 2**63 or not math.isfinite(t):
+        raise ValueError(f'segment ({segment_id}, {start}) cannot be keyed: id out of range or start not finite')
+    return sid, round(t, 3)
+
+
+@dataclass(kw_only=True)
 class ReminderIntent:
-    """A time intent carried by a Topic: ``due`` is epoch seconds (0 = parse ``text`` for the time)."""
+    """A time intent ("remind me to ... in three minutes"): ``due`` is epoch seconds (0 = parse ``text`` for it)."""
 
     text: str
     due: float = 0.0
     face_id: str = ''
 
 
-@dataclass
+@dataclass(kw_only=True)
 class TopicData:
     """What one interaction contributes to long-term memory."""
 
@@ -32,12 +49,13 @@ class TopicData:
     response: str = ''
     raw_refs: list[str] = field(default_factory=list)
     reminders: list[ReminderIntent] = field(default_factory=list)
-    producer: str = ''
+    producer: str = ''                 # "memory-adapter" or "fallback-parser"
+    problem: str = ''                  # why the fallback parser wrote it ('' when the model output parsed)
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""
-        if self.segment_id < 0:
-            raise ValueError('segment_id must not be negative')
+        if not 0 <= self.segment_id < 2**63:
+            raise ValueError('segment_id must be in 0..2^63-1')
         if not (self.start >= 0 and self.end >= 0):
             raise ValueError('start/end must be valid times')
         if self.end < self.start:
@@ -60,4 +78,4 @@ class TopicData:
         return t
 
 
-__all__ = ['TopicData', 'ReminderIntent']
+__all__ = ['TopicData', 'ReminderIntent', 'segment_key']

@@ -1,0 +1,83 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Recall of a span of time (paper A.3, episodic summarisation): "what happened this morning?".
+
+A question that names a window ("this morning", "yesterday", "in the last hour", "at ten": read by
+:mod:`lightomni_ros.core.timeparse`) retrieves only entries of that window; a question that asks what happened in it
+is answered from the S_g nodes and episodic entries of the window in time order, not from the newest part of S_g.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import re
+from typing import Sequence
+
+from .types import MemoryItem, StateNode
+
+#: "what happened ...", "what did I do ...", "summarize ...", "how was my day", "tell me about this morning"
+_SUMMARY = re.compile(r"\b(?:what(?:'s| has| have)? (?:happen(?:ed|ing)|been going on|went on)|what did (?:i|we|you) "
+                      r'(?:do|get up to)|summari[sz]e|sum up|recap|how was (?:my|our|the|this)|tell me (?:about|what)'
+                      r' (?:my|our|the|this|happened)|give me an? (?:summary|overview|recap))\b', re.I)
+_PROFILE = re.compile(r'^(<face_\d+>) is ([^(]+?)(?: \(|$)')
+_FACE = re.compile(r'<face_\d+>')
+_SPAN = re.compile(r'^\[\d{4}-\d\d-\d\d (?P<hm>\d\d:\d\d):\d\d\]--\[[^\]]*\]:\s*')
+
+
+def is_summary_question(text: str) -> bool:
+    """Whether ``text`` asks what happened (over a span of time) rather than about one thing."""
+    return bool(_SUMMARY.search(text or ''))
+
+
+def window_nodes(nodes: Sequence[StateNode], start: float, end: float) -> list[StateNode]:
+    """S_g's nodes that overlap [start, end], in time order (their levels tile time: no span is told twice)."""
+    return sorted((n for n in nodes if n.end >= start and n.start <= end), key=lambda n: (n.start, n.level))
+
+
+def _clock(t: float, tz: _dt.tzinfo | None) -> str:
+    return _dt.datetime.fromtimestamp(t, tz).strftime('%H:%M')
+
+
+def _words(text: str, n: int) -> str:
+    w = text.split()
+    return ' '.join(w[:n]) + (' ...' if len(w) > n else '')
+
+
+def names(items: Sequence[MemoryItem]) -> dict[str, str]:
+    """Face id -> name, from the profiles among retrieved items ("<face_1> is Ana (...)")."""
+    found = (_PROFILE.match(m.text) for m in items if m.ref.startswith('profile:'))
+    return {m.group(1): m.group(2) for m in found if m}
+
+
+def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start: float, end: float,
+                  tz: _dt.tzinfo | None, max_events: int = 6) -> list[str]:
+    """What happened in the window, in time order, one line each (face ids named where a profile knows the name).
+
+    The episodic entries retrieved for it (in the order memory returned them: time order), else the S_g nodes over
+    it; at most ``max_events``, spread evenly.
+    """
+    lines = [_SPAN.sub(lambda s: f'{s.group("hm")} ', m.text) for m in items if m.ref.startswith('episodic:')]
+    if not lines:
+        lines = [f'{_clock(n.start, tz)} {n.text}' for n in window_nodes(nodes, start, end)]
+    if len(lines) > max_events:
+        step = (len(lines) - 1) / (max_events - 1)
+        lines = [lines[round(i * step)] for i in range(max_events)]
+    known = names(items)
+    return [_FACE.sub(lambda m: known.get(m.group(0), m.group(0)), line) for line in lines]
+
+
+def window_context(events: Sequence[str], phrase: str) -> str:
+    """The part of the response prompt that replaces S_g's newest lines for a question about a window."""
+    body = '\n'.join(f'- {e}' for e in events) or '- (nothing remembered in that time)'
+    return f'What happened {phrase} (oldest first):\n{body}'
+
+
+def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> str:
+    """The main events of a window in order, in a sentence the robot can say (no model: used when none is)."""
+    if not events:
+        return f'I do not remember anything {phrase}.'
+    said = [_words(e.rstrip('.'), max_words) for e in events]
+    return f'{phrase[0].upper()}{phrase[1:]}: ' + '; then '.join(said) + '.'
+
+
+__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'window_context', 'summary_answer', 'names']

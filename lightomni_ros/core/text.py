@@ -1,0 +1,45 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Reading people out of plain text (shared by perception, reflex and consolidation, so it depends on none of them)."""
+
+from __future__ import annotations
+
+import re
+
+#: "my name is Ana", "I'm Ana", "call me Ana": the phrase is matched in any case, the name must be capitalised
+_INTRO = re.compile(r"\b(?i:my name is|my name's|i am called|i'm called|i am|i'm|call me)\s+([A-Z][a-z]+)\b")
+#: capitalised words after "I'm" / "I am" that are not names (sentence starts, ASR capitalisation)
+_NOT_NAMES = frozenset('''Not So Sorry Fine Good Great Okay Ok Here There Back Just Very Still Going Afraid Happy Glad
+Sure Done Ready Tired Home The A An In At On From Out Over Really Also Only Always Never Busy Late Early Hungry Cold Hot
+Robot Assistant It That This What Your My'''.split())
+
+
+#: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,
+#: which is also how people ask about it ("what did the man on the radio say?").
+UNSEEN_SPEAKER = 'an unseen speaker (radio, TV, phone or out of sight)'
+#: a voice identity in stored text, with the unseen-speaker phrase that follows it when its face was not in view
+VOICE_SPEAKER = re.compile(r'<voice_\d+>(?:, ' + re.escape(UNSEEN_SPEAKER) + ')?')
+
+
+def unseen_voice(voice_id: str) -> str:
+    """How memory names a voice heard with nobody in view: "<voice_2>, an unseen speaker (radio, ...)"."""
+    return f'{voice_id}, {UNSEEN_SPEAKER}' if voice_id else UNSEEN_SPEAKER
+
+
+def resolve_voices(text: str, who: dict[str, str]) -> str:
+    """Replace each voice (with its unseen-speaker phrase) that ``who`` knows by what it maps to (a name, a face)."""
+    def sub(m: re.Match) -> str:
+        voice = m.group(0).split(',')[0]
+        return who.get(voice, m.group(0))
+    return VOICE_SPEAKER.sub(sub, text or '')
+
+
+def introduced_name(text: str) -> str:
+    """The name a speaker gives for themself ("Hi robot, I'm Barack" -> "Barack"), else ''."""
+    for m in _INTRO.finditer(text or ''):
+        if m.group(1) not in _NOT_NAMES:
+            return m.group(1)
+    return ''
+
+
+__all__ = ['introduced_name', 'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

@@ -1,0 +1,253 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Hearing conversations: VAD cuts, ASR filters, voices, the voice registry, voices in memory, who said what.
+
+Cuts that keep every sample, the real voice encoder on real recordings, voices in memory on real SQLite with the real
+embedder, who said what in Topics, and the hearing scores.
+"""
+
+from __future__ import annotations
+
+import collections
+import random
+
+import numpy as np
+import pytest
+
+from lightomni_ros.core.consolidation.runtime import ConsolidationConfigs, ConsolidationRuntime
+from lightomni_ros.core.embedding import EmbeddingConfig, text_embedder
+from lightomni_ros.core.memory.config import MemoryConfig
+from lightomni_ros.core.memory.store import SCHEMA_VERSION, Store
+from lightomni_ros.core.models import ModelResolver
+from lightomni_ros.core.perception.asr import Word, drop_loops
+from lightomni_ros.core.perception.hearing import Hearing
+from lightomni_ros.core.perception.vad import StreamingVad, VadConfig
+from lightomni_ros.core.perception.voices import (TurnTracker, VoiceEncoder, VoiceGalleryEntry, VoiceRegistry,
+                                                  VoicesConfig, similarity)
+from lightomni_ros.core.reflex.sleep import fallback_topic
+from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, SegmentInput
+from lightomni_ros.core.segment import FaceSeen, SegmentData, SpeakerTurn
+from lightomni_ros.core.topic import TopicData
+from lightomni_ros.eval.conversations import mix, utterances
+from lightomni_ros.eval.hearing_scores import collapsed, frame_pairs, kept, purity_coverage
+from lightomni_ros.eval.perception_media import media_dir
+
+MEDIA = media_dir()
+needs_media = pytest.mark.skipif(MEDIA is None, reason='development media not found (see docs/CONTRIBUTING.md)')
+W = 512
+
+
+class Scripted:
+    """A VAD model that returns given probabilities window by window (pure cut logic, no model)."""
+
+    def __init__(self, probs: list[float]) -> None:
+        self.probs = list(probs)
+
+    def __call__(self, window: np.ndarray) -> float:
+        return self.probs.pop(0) if self.probs else 0.0
+
+    def reset(self) -> None:
+        pass
+
+
+def _spans(events):
+    return [v for k, v in events if k == 'end']
+
+
+def test_max_cut_lands_in_the_longest_pause_and_the_next_span_starts_there() -> None:
+    # 40 s of speech with one 0.3 s pause at 25 s: the 30 s limit cuts inside that pause, nothing is lost
+    n = int(40 * 16000 / W)
+    probs = [0.9] * n
+    pause = range(int(25 * 16000 / W), int(25.3 * 16000 / W))
+    for i in pause:
+        probs[i] = 0.1
+    vad = StreamingVad(Scripted(probs + [0.0] * 40), VadConfig())
+    ev = vad.feed(np.zeros((n + 40) * W, np.float32))
+    spans = _spans(ev)
+    assert [s.reason for s in spans] == ['max', 'silence']
+    assert pause.start * W <= spans[0].end <= pause.stop * W
+    assert spans[1].start == spans[0].end          # contiguous: no sample dropped between the two spans
+    assert vad.counts['cuts_max'] == 1 and vad.counts['discarded_spans'] == 0
+
+
+def test_a_short_tail_after_a_cut_is_kept_and_short_noise_is_counted() -> None:
+    n30 = int(30 * 16000 / W)
+    probs = [0.9] * (n30 + 3) + [0.0] * 40 + [0.9] * 3 + [0.0] * 40   # a 96 ms tail after the cut; then a blip
+    vad = StreamingVad(Scripted(probs), VadConfig())
+    ev = vad.feed(np.zeros(len(probs) * W, np.float32))
+    spans = _spans(ev)
+    assert len(spans) == 2 and spans[1].start == spans[0].end     # the tail is a span of its own, not noise
+    assert [k for k, _ in ev].count('discard') == 1 and vad.counts['discarded_spans'] == 1
+    assert vad.counts['discarded_ms'] > 0
+
+
+def test_split_at_a_pause_on_request() -> None:
+    probs = [0.9] * 100 + [0.1] * 10 + [0.9] * 100
+    vad = StreamingVad(Scripted(probs), VadConfig())
+    vad.feed(np.zeros(len(probs) * W, np.float32))
+    (a, b), = vad.pauses()
+    ev = vad.split((a + b) // 2, 'turn')
+    assert ev[0][1].reason == 'turn' and ev[1] == ('start', ev[0][1].end) and vad.counts['cuts_turn'] == 1
+
+
+def test_decoding_loops_are_cut_but_real_repetition_stays() -> None:
+    def words(text):
+        return [Word(' ' + w, i, i + 1, 0.9) for i, w in enumerate(text.split())]
+    kept_words, n = drop_loops(words('no no no we agreed'), 4)
+    assert n == 0 and len(kept_words) == 5
+    kept_words, n = drop_loops(words('yeah ' * 12 + 'okay'), 4)
+    assert n == 8 and [w.word.strip() for w in kept_words] == ['yeah'] * 4 + ['okay']
+    kept_words, n = drop_loops(words('thank you ' * 9), 4)
+    assert n == 10
+
+
+@pytest.fixture(scope='module')
+def encoder() -> VoiceEncoder:
+    return VoiceEncoder(ModelResolver().resolve('voice').path)
+
+
+@pytest.fixture(scope='module')
+def voices() -> dict[str, list[np.ndarray]]:
+    out = collections.defaultdict(list)
+    for spk, text, audio in utterances(MEDIA):
+        out[spk].append(audio)
+    return out
+
+
+@needs_media
+def test_encoder_tells_the_media_voices_apart(encoder, voices) -> None:
+    lj = [encoder.embed(a) for a in voices['lj']]
+    jfk = encoder.embed(voices['jfk'][0])
+    same = min(similarity(a, b) for a in lj for b in lj)
+    other = max(similarity(a, jfk) for a in lj)
+    assert same > 0.75 > other, (same, other)
+
+
+@needs_media
+def test_turns_of_a_two_voice_conversation_and_the_same_voice_next_time(encoder, voices) -> None:
+    cfg = VoicesConfig()
+    reg = VoiceRegistry(encoder.name, cfg.threshold)
+    tracker = TurnTracker(encoder, reg, cfg)
+    rng = random.Random(0)
+    lj, jfk = ('lj', 'a', voices['lj'][0]), ('jfk', 'b', voices['jfk'][0])
+    conv = mix('t', 'long', [(*lj, 0.0), (*jfk, len(lj[2]) / 16000 + 0.4)], rng)
+    turns, events = tracker.turns(conv.audio)
+    pairs = frame_pairs([(p.speaker, p.start, p.end) for p in conv.placed],
+                        [(t.voice_id, t.start, t.end) for t in turns], 0, conv.seconds)
+    purity, coverage = purity_coverage(pairs)
+    assert purity > 0.9 and coverage > 0.9, turns
+    assert [e.op for e in events].count('new') == 2
+    # another recording: JFK first this time, the same ids come back and nothing new is created
+    again = mix('u', 'long', [(*jfk, 0.0), (*lj, len(jfk[2]) / 16000 + 0.6)], rng)
+    turns2, events2 = tracker.turns(again.audio)
+    ids = {t.voice_id for t in turns2 if t.end - t.start > 3}
+    assert ids == {t.voice_id for t in turns if t.end - t.start > 3} and not [e for e in events2 if e.op == 'new']
+    assert tracker.changed(voices['lj'][0][-32000:], voices['jfk'][0][:32000])
+
+
+@needs_media
+def test_a_voice_seen_talking_links_to_the_face_and_keeps_its_id(encoder, voices) -> None:
+    class Asr:     # the words are not what this test is about
+        def transcribe(self, audio, start=None, end=None):
+            from lightomni_ros.core.perception.asr import Transcript
+            return Transcript('hello there', [Word(' hello', 0.5, 1.0, 0.9), Word(' there', 1.0, 1.5, 0.9)],
+                              'en', len(audio) / 16000)
+
+    cfg = VoicesConfig(link_hits=2)
+    reg = VoiceRegistry(encoder.name, cfg.threshold)
+    hearing = Hearing(Asr(), TurnTracker(encoder, reg, cfg))
+    lj = voices['lj'][0]
+    linked = []
+    for k in range(3):
+        seg = SegmentData(k, 100.0 * k, 100.0 * k + 10, 0, speech_start=100.0 * k, speech_end=100.0 * k + 9.6,
+                          faces=[FaceSeen('<face_4>', 1, (0, 0, 1, 1), 0.9, 0.1, 100.0 * k + 1)])
+        _, events = hearing.hear(seg, lj)
+        linked += [e for e in events if e.op == 'link']
+        assert {t.face_id for t in seg.turns} == {'<face_4>'}
+    assert len(linked) == 1 and linked[0].face_id == '<face_4>'
+    # heard with nobody in view later: still that face's voice
+    seg = SegmentData(9, 900.0, 910.0, 0, speech_start=900.0, speech_end=909.6)
+    hearing.hear(seg, lj)
+    assert seg.turns[0].face_id == '<face_4>' and seg.turns[0].voice_id == linked[0].voice_id
+    assert reg.forget_face('<face_4>') == [linked[0].voice_id] and not reg.voices
+
+
+def test_registry_sync_keeps_ids_names_and_never_reuses_an_id() -> None:
+    reg = VoiceRegistry('resemblyzer', 0.75)
+    e = np.ones(256, np.float32)
+    reg.sync([VoiceGalleryEntry(voice_id='<voice_7>', embedding=e, observations=5, backend='resemblyzer',
+                                name='Ana')], version=3)
+    assert reg.match(e)[0] == '<voice_7>' and reg.get('<voice_7>').name == 'Ana'
+    assert reg.create(-e + 2, 3.0).voice_id == '<voice_8>'
+    assert reg.sync([], version=2) == []                        # an older gallery is ignored
+    assert reg.sync([], version=4) == ['<voice_7>'] and reg.ids() == ['<voice_8>']
+
+
+@pytest.fixture(scope='module')
+def embedder():
+    return text_embedder(EmbeddingConfig(backend='minilm'))
+
+
+def _memory(tmp_path, embedder) -> ConsolidationRuntime:
+    return ConsolidationRuntime(ConsolidationConfigs(memory=MemoryConfig(memory_dir=str(tmp_path))),
+                                embedder=embedder, clock=lambda: 1000.0)
+
+
+def test_voices_are_stored_named_resolved_and_forgotten_with_their_person(tmp_path, embedder) -> None:
+    mem = _memory(tmp_path, embedder)
+    assert Store(tmp_path / 'v.db').version == SCHEMA_VERSION >= 3
+    emb = list(np.linspace(0, 1, 256))
+    mem.apply_voice('new', '<voice_0>', emb, 'resemblyzer', 4.0)
+    mem.apply_voice('new', '<voice_1>', emb, 'resemblyzer', 3.0)
+    v0 = mem.voice_gallery_version()
+    # heard only: the unseen voice introduces itself, and memory names it
+    seg = SegmentInput(segment_id=1, start=990.0, end=999.0, transcript="Hi, I'm Ana. I run the marketing team.",
+                       turns=[SpeakerTurn(start=0, end=9, voice_id='<voice_0>',
+                                          text="Hi, I'm Ana. I run the marketing team.")])
+    topic = fallback_topic(seg, '', 'test')
+    assert topic.semantic[0].startswith(f'<voice_0>, {UNSEEN_SPEAKER} said:')
+    mem.enqueue(topic)
+    mem.process_all()
+    assert {v.voice_id: v.name for v in mem.voices()}['<voice_0>'] == 'Ana' and mem.voice_gallery_version() > v0
+    hit = mem.query(text='who runs the marketing team?')
+    assert any(e.content.startswith('Ana said:') for e, _ in hit.semantic), hit.semantic
+    # later the voice is seen talking with a face: what it said is that person's
+    mem.apply_voice('link', '<voice_1>', emb, 'resemblyzer', 9.0, '<face_2>')
+    mem.apply_identity('<face_2>', list(np.ones(128)), 'dlib', 3)
+    mem.enqueue(TopicData(segment_id=2, start=1000.0, end=1005.0, face_ids=[],
+                          semantic=[f'<voice_1>, {UNSEEN_SPEAKER} said: the budget is due on Friday'],
+                          audio='the budget is due on Friday', producer='test'))
+    mem.process_all()
+    hit = mem.query(text='when is the budget due?', face_ids=[])
+    assert any('<face_2> said:' in e.content for e, _ in hit.semantic)
+    assert '<face_2>' in [p.face_id for p in hit.profiles]
+    res = mem.forget_face('<face_2>')
+    assert res.voice_ids == ['<voice_1>'] and res.removed_voices == 1
+    assert [v.voice_id for v in mem.voices()] == ['<voice_0>']
+    assert not any('budget' in e.content for e, _ in mem.query(text='when is the budget due?').semantic)
+    res = mem.forget_voice('<voice_0>')
+    assert res.voice_ids == ['<voice_0>'] and not mem.voices()
+    mem.close()
+    # persistence: a reopened memory has what was stored (nothing, after the forgets) and the counters
+    again = _memory(tmp_path, embedder)
+    assert not again.voices() and again.voice_gallery_version() >= v0
+    again.close()
+
+
+def test_who_said_what_with_several_voices_in_one_segment() -> None:
+    seg = SegmentInput(segment_id=3, transcript='We ship on Monday. No, Tuesday.', face_ids=['<face_1>'],
+                       turns=[SpeakerTurn(start=0, end=2, voice_id='<voice_3>', face_id='<face_1>',
+                                          text='We ship on Monday.'),
+                              SpeakerTurn(start=2, end=3, voice_id='<voice_4>', text='No, Tuesday.')])
+    topic = fallback_topic(seg, '', 'test')
+    assert topic.semantic == ['<face_1> said: We ship on Monday.', '<voice_4> said: No, Tuesday.']
+    assert topic.visual.startswith('<face_1> talking')
+
+
+def test_scores() -> None:
+    assert kept('the budget meeting moved to Friday', 'The budget meeting is on Friday') == (3, 3)
+    truth = [('a', 0.0, 2.0), ('b', 2.0, 4.0)]
+    p, c = purity_coverage(frame_pairs(truth, [('v1', 0.0, 3.0), ('v2', 3.0, 4.0)], 0, 4, step=0.5))
+    assert (p, c) == (0.75, 0.75)
+    seg = SegmentData(1, 0.0, 12.0, 0, speech_start=0.0, speech_end=12.0, speech_duration=12.0)
+    assert collapsed([seg], [(1.0 + i, 'w') for i in range(10)]) == (1, 1)

@@ -1,0 +1,82 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Recall of a span of time through the real runtimes: "what happened this morning?" reads that morning only."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+
+from lightomni_ros.core.agent import AgentConfigs, LightOmni
+from lightomni_ros.core.consolidation.config import ConsolidationConfig
+from lightomni_ros.core.consolidation.runtime import ConsolidationConfigs
+from lightomni_ros.core.reflex.config import BackboneConfig, ExportConfig
+from lightomni_ros.core.reflex.recall import is_summary_question, summary_answer
+from lightomni_ros.core.reflex.runtime import ReflexConfigs
+from lightomni_ros.core.topic import TopicData
+
+DAY = dt.datetime(2026, 3, 2, tzinfo=dt.timezone.utc).timestamp()     # a Monday, midnight UTC
+EVENTS = [  # (hour of the day, day offset, who is in view, what was heard)
+    (11.0, -1, '<face_4>', 'Dan fixed the flat tyre of the red bike in the garage.'),
+    (9.0, 0, '<face_1>', 'Ana said the plumber repaired the boiler in the cellar.'),
+    (10.5, 0, '<face_2>', 'Bob brought the new printer for the office upstairs.'),
+    (15.0, 0, '<face_3>', 'Carla called about the unpaid invoice from the garden centre.'),
+]
+
+
+@pytest.fixture(scope='module')
+def agent(tmp_path_factory):
+    cfg = AgentConfigs(consolidation=ConsolidationConfigs(consolidation=ConsolidationConfig(timezone='UTC')),
+                       reflex=ReflexConfigs(export=ExportConfig(backend='torch'),
+                                            backbone=BackboneConfig(max_new_tokens=24, threads=2)))
+    a = LightOmni(tmp_path_factory.mktemp('recall') / 'memory', cfg, perception=False, sleep_work=False,
+                  time_scale=0.0)
+    for i, (hour, day, face, said) in enumerate(EVENTS, 1):
+        t = DAY + day * 86400 + hour * 3600
+        a.memory.enqueue(TopicData(segment_id=i, start=t, end=t + 20, face_ids=[face], audio=said,
+                                   visual=f'{face} in the hall', producer='test'))
+    a.memory.process_all()
+    a.now = DAY + 17 * 3600
+    yield a
+    a.close()
+
+
+def _episodic_ids(act) -> list[int]:
+    return [int(m.split(':')[1]) for m in act.memory_ids if m.startswith('episodic:')]
+
+
+def test_summary_questions_are_told_apart() -> None:
+    assert is_summary_question('What happened this morning?') and is_summary_question('summarize my day')
+    assert is_summary_question('what did we do yesterday') and is_summary_question('How was my afternoon?')
+    assert not is_summary_question('where did I put my keys this morning?')
+    assert summary_answer(['09:00 a', '10:30 b'], 'this morning') == 'This morning: 09:00 a; then 10:30 b.'
+    assert summary_answer([], 'yesterday') == 'I do not remember anything yesterday.'
+
+
+def test_window_query_returns_only_that_window(agent) -> None:
+    start, end = DAY + 5 * 3600, DAY + 12 * 3600
+    r = agent.memory.query(text='what happened?', k_episodic=10, window_start=start, window_end=end)
+    assert {e.source_segment for e, _ in r.episodic} == {2, 3}
+    r = agent.memory.query(text='what happened?', k_episodic=10, window_start=start, window_end=end, chronological=True)
+    assert [e.source_segment for e, _ in r.episodic] == [2, 3]                   # in time order
+    assert {e.source_segment for e, _ in agent.memory.query(text='printer', k_episodic=10).episodic} == {1, 2, 3, 4}
+
+
+def test_what_happened_this_morning_reads_that_morning(agent) -> None:
+    act = agent.ask('What happened this morning?', at=DAY + 17 * 3600)
+    assert act.speak and 'window: this morning' in act.notes, act.notes
+    used = _episodic_ids(act)
+    assert used and all(DAY + 5 * 3600 <= e.start <= DAY + 12 * 3600
+                        for e in agent.memory.entries.get(1, used).values()), used
+    said = act.response.lower()
+    assert re.search(r'boiler|plumber', said) and 'printer' in said, act.response    # both events, in order
+    assert said.find('boil' if 'boil' in said else 'plumb') < said.find('printer')
+    assert not re.search(r'invoice|bike|tyre', said), act.response                  # nothing from outside the window
+
+
+def test_yesterday_is_yesterday(agent) -> None:
+    act = agent.ask('What did we talk about yesterday?', at=DAY + 17 * 3600 + 60)
+    assert 'window: yesterday' in act.notes, act.notes
+    assert set(_episodic_ids(act)) <= {e.id for e in agent.memory.entries.all_entries(1) if e.source_segment == 1}
