@@ -120,7 +120,28 @@ def test_answer_and_decision_scores() -> None:
     assert d['false_speech'] == pytest.approx(1 / 2) and d['false_speech_device'] == 1.0
     assert d['recall'] == pytest.approx(5 / 6) and d['precision'] == pytest.approx(5 / 6)
     assert d['missed_by_kind'] == {'ask_event/clean': 1}
-    assert A.time_range_metrics(runs)['in_window'] is None and 'time_range' in A.EXTRA_SECTIONS
+
+
+def test_time_range_scoring():
+    def w(found, spans, reply='', events=()):
+        return A.WindowRun(question='q', start=100.0, end=200.0, found=found, spans=list(spans), reply=reply,
+                           events=list(events))
+    keys = [[['blue', 'drawer']], [['friday']], [['umbrella']]]
+    windows = [w(True, [(90.0, 110.0), (150.0, 160.0)], 'Joe put the keys in the blue drawer; the meeting is Friday.',
+                 keys),
+               w(True, [(150.0, 160.0), (201.0, 260.0)]),   # one entry after the window
+               w(False, [(150.0, 160.0)]),                  # the engine read no window
+               w(True, [])]                                 # nothing returned
+    t = A.time_range_metrics(windows)
+    assert t['in_window'] == pytest.approx(1 / 4) and t['windows_read'] == 3
+    assert t['summary_coverage'] == pytest.approx(2 / 3) and t['questions_with_events'] == 1
+
+
+def test_window_questions_cover_thirds_of_the_stream():
+    recs = [{'start': 1000.0, 'end': 1010.0}, {'start': 1500.0, 'end': 1900.0}]
+    qs = A.window_questions(recs)
+    assert [m for _, _, m in qs] == [5.0, 10.0] and all(at == 1905.0 for _, at, _ in qs)
+    assert all('in the last' in q for q, _, _ in qs)
 
 
 def test_verbs_registered():

@@ -20,7 +20,9 @@ only: they are not stored). Printed, and written with ``--json PATH``:
   ``prompt_echoes`` (spoken replies that copy the prompt), and where the replies came from;
 - ``decisions``: ``speech_f1`` (the node's speak decision against the labels) and ``false_speech`` (how often it spoke
   over a radio or TV and over people talking to each other), per source;
-- ``time_range``: filled by the functions in :data:`EXTRA_SECTIONS` (time windows in QueryMemory; not measured here).
+- ``time_range``: at the end of each stream the robot is asked (typed) "what happened in the last N minutes?" for the
+  last third and the last two thirds of it: ``in_window`` (questions whose QueryMemory entries all overlap the window
+  the question names, read by the engine) and ``summary_coverage`` (the window's gold facts the reply names).
 """
 
 from __future__ import annotations
@@ -164,31 +166,52 @@ def decision_metrics(runs: Sequence[SegmentRun], threshold: float | None = None)
     return out
 
 
-def time_range_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
-    """Time-window recall (QueryMemory time windows): not measured yet; the keys are reserved."""
-    return {'in_window': None, 'summary_coverage': None,
-            'note': 'not measured: time windows in QueryMemory are separate work (add a function to EXTRA_SECTIONS)'}
+@dataclass
+class WindowRun:
+    """One time-window question ("what happened in the last 6 minutes?") as the engine answered it."""
+
+    question: str
+    start: float                      # the window the question names (epoch seconds)
+    end: float
+    found: bool                       # the engine read a window from the question (a note says so)
+    spans: list[tuple[float, float]]  # spans of the entries QueryMemory returned for it
+    reply: str
+    events: list[list[str]]           # gold facts of the window: keyword lists (one event each)
 
 
-#: section name -> function of the run; a new figure (time-range recall) is one more entry here
-EXTRA_SECTIONS: dict[str, Callable[[Sequence[SegmentRun]], dict[str, Any]]] = {'time_range': time_range_metrics}
+def time_range_metrics(windows: Sequence[WindowRun]) -> dict[str, Any]:
+    """in_window (questions whose returned entries all overlap the window) and summary_coverage (gold events named).
+
+    A question whose window the engine did not read, or that returned no entry, is not in the window. An event is
+    covered when the reply holds every keyword of one of its gold facts.
+    """
+    ok = sum(w.found and bool(w.spans) and all(e >= w.start and s <= w.end for s, e in w.spans) for w in windows)
+    with_events = [w for w in windows if w.events]
+    cover = [sum(any(matches(w.reply, kw) for kw in ev) for ev in w.events) / len(w.events) for w in with_events]
+    return {'questions': len(windows), 'in_window': ok / max(1, len(windows)),
+            'summary_coverage': sum(cover) / max(1, len(cover)), 'windows_read': sum(w.found for w in windows),
+            'questions_with_events': len(with_events)}
+
+
 SECTIONS: dict[str, Callable[[Sequence[SegmentRun]], dict[str, Any]]] = {
     'memory_pass': memory_pass_metrics, 'answers': answer_metrics, 'decisions': decision_metrics}
 
 
 # -- the run ------------------------------------------------------------------------------------------------------
 class RecordingMemory:
-    """A memory client that keeps what the last query returned (the memories a reply could draw on)."""
+    """A memory client that keeps what the last search returned (the memories a reply could draw on)."""
 
     def __init__(self, inner: Any) -> None:
         self.inner = inner
         self.last: list[str] = []
+        self.refs: list[str] = []          # entry refs ("episodic:12") of the last search
 
-    def query(self, vector, text, k_semantic, k_episodic, face_ids):  # noqa: ANN001, ANN201 - the protocol's types
+    def query(self, q: Any) -> Any:
         """Forward and remember the texts."""
-        got = self.inner.query(vector, text, k_semantic, k_episodic, face_ids)
-        if k_semantic or k_episodic:
+        got = self.inner.query(q)
+        if q.k_semantic or q.k_episodic:
             self.last = [m.text for m in got.items]
+            self.refs = [m.ref for m in got.semantic + got.episodic]
         return got
 
     def people(self):  # noqa: ANN201
@@ -203,8 +226,11 @@ def segment_input(rec: dict[str, Any], sid: int):
 
 
 def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.Path, configs: Any = None,
-               progress: Any = None) -> list[SegmentRun]:
-    """Replay one stream's segments through the facade; ASR-noisy copies are decided without being stored."""
+               progress: Any = None, windows: list[WindowRun] | None = None) -> list[SegmentRun]:
+    """Replay one stream's segments through the facade; ASR-noisy copies are decided without being stored.
+
+    With ``windows`` (a list), the stream's time-window questions are asked at its end and appended to it.
+    """
     from ..core.agent import AgentConfigs, LightOmni
 
     engine.recent.clear()
@@ -240,13 +266,53 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
                                        list(act.notes), act.p_speech))
             if progress is not None:
                 progress.update(1)
+        if windows is not None and records:
+            windows += ask_windows(agent, rec_mem, [r for r in records if not r['noise']], sid)
     finally:
         agent.close()
     return runs
 
 
 def _recent(engine: Any) -> list[str]:
-    return [m.text for m, _ in engine.recent]
+    return [r[0].text for r in engine.recent]
+
+
+def window_questions(records: Sequence[dict[str, Any]]) -> list[tuple[str, float, float]]:
+    """(question, asked at, minutes) after a stream: the last third and the last two thirds of it, in minutes."""
+    first, last = records[0]['start'], records[-1]['end']
+    span_min = (last - first) / 60.0
+    out = []
+    for frac in (1 / 3, 2 / 3):
+        minutes = max(1, round(span_min * frac))
+        out.append((f'Robot, what happened in the last {minutes} minutes?', last + 5.0, float(minutes)))
+    return out
+
+
+def ask_windows(agent: Any, rec_mem: RecordingMemory, records: Sequence[dict[str, Any]], sid: int) -> list[WindowRun]:
+    """Ask the stream's window questions (typed, so they are answered) and score what came back."""
+    from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
+    from ..core.reflex.types import SegmentInput
+
+    entries = agent.memory.memory.entries
+    out = []
+    for text, at, minutes in window_questions(records):
+        sid += 1
+        start, end = at + 3.0 - minutes * 60.0, at + 3.0
+        agent.advance(at)
+        rec_mem.refs = []
+        act = agent.answer(SegmentInput(segment_id=sid, start=at, end=at + 3.0, typed_text=text))
+        spans = []
+        for ref in rec_mem.refs:
+            kind, _, num = ref.partition(':')
+            if kind in ('semantic', 'episodic') and num.isdigit():
+                got = entries.get(KIND_SEMANTIC if kind == 'semantic' else KIND_EPISODIC, [int(num)])
+                spans += [(e.start, e.end) for e in got.values()]
+        events = [[f['keywords'] for f in r.get('facts') or [] if f.get('keywords')] for r in records
+                  if r['end'] >= start and r['start'] <= end]
+        out.append(WindowRun(question=text, start=start, end=end, found=any(n.startswith('window:') for n in act.notes),
+                             spans=spans, reply=act.response, events=[e for e in events if e]))
+        agent.advance(at + 4.0)
+    return out
 
 
 def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, streams: int = 0, threads: int = 0,
@@ -274,11 +340,13 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, stre
     total = sum(len(by_stream[s]) for s in chosen)
     t0 = time.time()
     runs: list[SegmentRun] = []
+    windows: list[WindowRun] = []
     with tempfile.TemporaryDirectory(prefix='lightomni_eval_answers_') as tmp, \
             tqdm(total=total, desc='held-out streams', disable=not progress) as bar:
         for s in chosen:
-            runs += run_stream(engine, by_stream[s], pathlib.Path(tmp) / f'stream_{s}', configs, bar)
-    res: dict[str, Any] = {name: fn(runs) for name, fn in {**SECTIONS, **EXTRA_SECTIONS}.items()}
+            runs += run_stream(engine, by_stream[s], pathlib.Path(tmp) / f'stream_{s}', configs, bar, windows)
+    res: dict[str, Any] = {name: fn(runs) for name, fn in SECTIONS.items()}
+    res['time_range'] = time_range_metrics(windows)
     res['run'] = {'streams': len(chosen), 'segments': len(runs), 'noisy_kinds': list(noisy),
                   'seconds': round(time.time() - t0, 1), 'adapters': engine.adapters.describe(),
                   'heads': engine.heads.source, 'backbone': engine.backbone.describe().get('name')}
@@ -292,7 +360,8 @@ def print_report(res: dict[str, Any]) -> None:
                'memory_pass.fact_precision': '>= 0.9', 'memory_pass.speaker_correct': '>= 0.95',
                'memory_pass.unseen_as_person': '0', 'answers.accuracy': '>= 0.85', 'answers.refusal': '>= 0.8',
                'answers.grounded': '>= 0.95', 'answers.prompt_echoes': '0', 'decisions.speech_f1': '>= 0.9',
-               'decisions.false_speech': '<= 0.05'}
+               'decisions.false_speech': '<= 0.05', 'time_range.in_window': '>= 0.85',
+               'time_range.summary_coverage': '>= 0.6'}
     r = res['run']
     print(f'held-out: {r["streams"]} streams, {r["segments"]} segments ({r["seconds"]:.0f} s); backbone '
           f'{r["backbone"]}')
@@ -310,8 +379,6 @@ def print_report(res: dict[str, Any]) -> None:
     wrong = {k: v for k, v in a['by_kind'].items() if v['ok'] < v['n']}
     if wrong:
         print('  questions by kind (right / asked): ' + ', '.join(f'{k} {v["ok"]}/{v["n"]}' for k, v in wrong.items()))
-    for name in EXTRA_SECTIONS:
-        print(f'  {name}: {json.dumps(res[name])}')
 
 
 def register_area(areas: argparse._SubParsersAction) -> None:
@@ -356,4 +423,4 @@ def run(args: argparse.Namespace) -> int:
 
 
 __all__ = ['evaluate', 'memory_pass_metrics', 'answer_metrics', 'decision_metrics', 'time_range_metrics',
-           'EXTRA_SECTIONS', 'SECTIONS', 'SegmentRun', 'norm', 'matches', 'register_area', 'run']
+           'SECTIONS', 'WindowRun', 'window_questions', 'SegmentRun', 'norm', 'matches', 'register_area', 'run']
