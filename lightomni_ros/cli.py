@@ -24,7 +24,7 @@ VERBS = {
     'replay': 'lightomni_ros.eval.replay',
     'demo': 'lightomni_ros.eval.demo',
     'train': 'lightomni_ros.train.cli',
-    'eval': 'lightomni_ros.train.eval_heads',
+    'eval': 'lightomni_ros.train.eval_cli',
     'doctor': 'lightomni_ros.doctor.cli',
     'memory': 'lightomni_ros.tools.memory_cli',
 }

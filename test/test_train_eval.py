@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from lightomni_ros.cli import build_parser
+from lightomni_ros.train import eval_answers as A
 from lightomni_ros.train import eval_heads as E
 from lightomni_ros.train import shipped
 
@@ -59,10 +60,98 @@ def test_plot(tmp_path):
     assert path.stat().st_size > 1000
 
 
+def _topic(semantic, remembered=(), producer='memory-adapter'):
+    from lightomni_ros.core.topic import TopicData
+
+    return TopicData(segment_id=1, start=0, end=1, semantic=list(semantic), remembered=list(remembered),
+                     producer=producer)
+
+
+def _rec(**kw):
+    base = {'id': 'x', 'kind': 'state', 'source': 'person', 'noise': '', 'query': '', 'speech': 0, 'face_ids': [],
+            'names': {}, 'facts': [], 'answer': None}
+    return base | kw
+
+
+def test_memory_pass_scores() -> None:
+    gold = [{'text': "Joe's car keys are in the blue drawer.", 'subject': 'Joe',
+             'keywords': ['car keys', 'blue drawer']},
+            {'text': '<face_2> works as a nurse.', 'subject': '<face_2>', 'keywords': ['nurse']}]
+    runs = [A.SegmentRun(_rec(facts=gold, face_ids=['<face_1>', '<face_2>'], names={'<face_1>': 'Joe'}), False,
+                         topic=_topic(["Joe's Car-Keys are in the blue drawer!", 'Ana works as a nurse.',
+                                       'The sky is blue.'])),
+            A.SegmentRun(_rec(source='device', face_ids=['<face_3>'], names={'<face_3>': 'Mei'}), False,
+                         topic=_topic(['Mei said the bridge is closed.'])),
+            A.SegmentRun(_rec(), False, topic=_topic([], producer='fallback-parser')),
+            A.SegmentRun(_rec(noise='asr'), False)]                     # decided only: no memory pass
+    m = A.memory_pass_metrics(runs)
+    assert m['passes'] == 3 and m['valid_json'] == pytest.approx(2 / 3)
+    assert m['fact_recall'] == 1.0 and m['fact_precision'] == pytest.approx(2 / 4)
+    # Joe right, the nurse fact names Ana instead of <face_2>, the device's words stored about Mei
+    assert m['speaker_correct'] == pytest.approx(1 / 3) and m['unseen_as_person'] == 1
+    assert A.norm("Joe's Car-Keys!") == 'joe s car keys' and A.matches('the blue drawer', ['blue drawer'])
+    assert not A.matches('bluer drawers', ['blue drawer']) and not A.matches('anything', [])
+
+
+def test_answer_and_decision_scores() -> None:
+    def q(answerable, response, keywords=(), wrong=(), speak=True, memories=()):
+        rec = _rec(kind='ask_event', source='robot', speech=1, query='Robot, when is the team meeting?',
+                   answer={'kind': 'ask_event', 'answerable': answerable, 'keywords': list(keywords),
+                           'wrong': list(wrong)})
+        return A.SegmentRun(rec, speak, response, 'generated' if response else '', list(memories))
+
+    mem = ['[2026-03-02 09:00:00]--[2026-03-02 09:00:04]: The team meeting is on Friday.']
+    runs = [q(True, 'The team meeting is on Friday.', ['meeting', 'friday'], ['thursday'], memories=mem),
+            q(True, 'It is on Friday, not Thursday.', ['meeting', 'friday'], ['thursday'], memories=mem),
+            q(True, 'The meeting is on Friday in Paris.', ['meeting', 'friday'], memories=mem),
+            q(True, '', ['meeting', 'friday'], speak=False),
+            q(False, "I don't remember that."),
+            q(False, 'The team meeting is on Monday.'),
+            A.SegmentRun(_rec(source='device'), True, 'Memories (oldest first): none'),
+            A.SegmentRun(_rec(source='person'), False),
+            A.SegmentRun(_rec(source='none'), False)]
+    a = A.answer_metrics(runs)
+    assert (a['answerable'], a['unanswerable']) == (4, 2)
+    assert a['accuracy'] == pytest.approx(2 / 4), 'a superseded value or a missed question is wrong'
+    assert a['refusal'] == 0.5 and a['prompt_echoes'] == 1
+    # claims: answers 1-3 and the invented Monday; "Thursday", "Paris" and "Monday" are in no memory
+    assert a['grounded'] == pytest.approx(1 / 4)
+    d = A.decision_metrics(runs)
+    assert d['false_speech'] == pytest.approx(1 / 2) and d['false_speech_device'] == 1.0
+    assert d['recall'] == pytest.approx(5 / 6) and d['precision'] == pytest.approx(5 / 6)
+    assert d['missed_by_kind'] == {'ask_event/clean': 1}
+
+
+def test_time_range_scoring():
+    def w(found, spans, reply='', events=()):
+        return A.WindowRun(question='q', start=100.0, end=200.0, found=found, spans=list(spans), reply=reply,
+                           events=list(events))
+    keys = [[['blue', 'drawer']], [['friday']], [['umbrella']]]
+    windows = [w(True, [(90.0, 110.0), (150.0, 160.0)], 'Joe put the keys in the blue drawer; the meeting is Friday.',
+                 keys),
+               w(True, [(150.0, 160.0), (201.0, 260.0)]),   # one entry after the window
+               w(False, [(150.0, 160.0)]),                  # the engine read no window
+               w(True, [])]                                 # nothing returned
+    t = A.time_range_metrics(windows)
+    assert t['in_window'] == pytest.approx(1 / 4) and t['windows_read'] == 3
+    assert t['summary_coverage'] == pytest.approx(2 / 3) and t['questions_with_events'] == 1
+
+
+def test_window_questions_cover_thirds_of_the_stream():
+    recs = [{'start': 1000.0, 'end': 1010.0}, {'start': 1500.0, 'end': 1900.0}]
+    qs = A.window_questions(recs)
+    assert [m for _, _, m in qs] == [5.0, 10.0] and all(at == 1905.0 for _, at, _ in qs)
+    assert all('in the last' in q for q, _, _ in qs)
+
+
 def test_verbs_registered():
     p = build_parser()
     args = p.parse_args(['eval', 'heads', '--json', 'x.json', '--limit', '3'])
     assert args.area == 'heads' and args.json_path == 'x.json' and args.limit == 3
+    args = p.parse_args(['eval', 'answers', '--json', 'a.json', '--streams', '2'])
+    assert args.area == 'answers' and args.json_path == 'a.json' and args.streams == 2
+    args = p.parse_args(['eval', 'adapters', '--limit', '4', '--pack', 'gemma-3-270m'])
+    assert args.area == 'adapters' and args.limit == 4 and args.pack == 'gemma-3-270m'
     args = p.parse_args(['train', '--steps', '5', '--lora-layers', 'top:1', '--recipe', 'gpu7b'])
     assert args.steps == 5 and args.lora_layers == 'top:1' and args.recipe == 'gpu7b'
 

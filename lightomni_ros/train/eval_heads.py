@@ -28,6 +28,14 @@ import numpy as np
 log = logging.getLogger('lightomni.train')
 
 KS = (1, 4, 12)
+_QUESTION = ('?', 'what', 'who', 'where', 'when', 'why', 'how', 'do you', 'can you', 'could you', 'tell me',
+             'remind me', 'remember')
+
+
+def addresses_robot(text: str) -> bool:
+    """The keyword rule the node once answered by (any question word speaks); kept as a reference figure."""
+    t = text.lower().strip()
+    return bool(t) and any(q in t for q in _QUESTION)
 
 
 # -- metrics (pure functions, tested on hand-made cases) -----------------------------------------------------------
@@ -127,7 +135,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
     from tqdm import tqdm
 
     from ..core.reflex.config import BackboneConfig
-    from ..core.reflex.engine import EngineConfigs, ReflexEngine, addresses_robot
+    from ..core.reflex.engine import EngineConfigs, ReflexEngine
     from .synth import load_split
     from .train import segment_of
 
@@ -275,11 +283,8 @@ def print_report(res: dict[str, Any]) -> None:
                   f'search [{g["search"]["label"]}] {g["search"]["wrong"]:>3}')
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add the ``eval`` verb (area ``heads``)."""
-    p = sub.add_parser('eval', help='evaluate trained parts on held-out data',
-                       description='Evaluate trained weights on the held-out synthetic split.')
-    areas = p.add_subparsers(dest='area', metavar='AREA', required=True)
+def register_area(areas: argparse._SubParsersAction) -> None:
+    """Add ``lightomni eval heads``."""
     h = areas.add_parser('heads', help='reflex triggers and fused-query retrieval on the held-out split',
                          description=__doc__.splitlines()[0])
     h.add_argument('--models-dir', default=None, help='weights to evaluate (default: the shipped models/ folder)')
@@ -303,14 +308,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Evaluate, print, write JSON and the plot."""
-    from ..core.models import cache_dir
-    from .synth import ensure_splits
+    from .synth import default_data_dir, ensure_splits
     from .train import default_synth_configs
 
     data = args.data
     if data is None:
         tr, ho = default_synth_configs()
-        data = ensure_splits(cache_dir() / 'train_data', tr, ho)['heldout']
+        data = ensure_splits(default_data_dir(), tr, ho)['heldout']
     models_dir = args.models_dir or str(default_models_dir())
     from ..core.reflex.config import BackboneConfig, LatentConfig
     from ..core.reflex.engine import EngineConfigs, ReflexEngine
@@ -347,4 +351,4 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-__all__ = ['prf', 'recall_at_k', 'similarity_snr', 'evaluate', 'plot_matrices', 'register', 'run']
+__all__ = ['prf', 'recall_at_k', 'similarity_snr', 'evaluate', 'plot_matrices', 'register_area', 'run']

@@ -9,7 +9,7 @@ every question, whatever its label, is asked plainly, behind a direct lead-in ("
 question behind an embedded lead-in ("could you tell me where the wallet is?"); the same lead-ins go in front of
 memory questions, trivia and small talk, so they carry no label and the content has to decide.
 
-Used for the training split only; the held-out split keeps its own fixed phrasings (``synth.TEMPLATES['heldout']``)
+Used for the training split only; the held-out split keeps its own fixed phrasings (``templates.TEMPLATES['heldout']``)
 and never sees a training phrasing verbatim (checked by the tests on the generated queries).
 """
 
@@ -27,7 +27,7 @@ LEAD_EMBEDDED = ('could you tell me', 'do you happen to know', 'I need to know',
                  'I\'m trying to remember', 'would you know', 'can you check', 'I\'d love to know')
 QUESTION_LEADS = ('can', 'could', 'do', 'have', 'would')
 
-# embedded forms of each question kind (same slots as the direct templates in synth.TEMPLATES['train'])
+# embedded forms of each question kind (same slots as the direct templates in templates.TEMPLATES['train'])
 EMBEDDED: dict[str, tuple[str, ...]] = {
     'ask_other_drink': ('what {name} likes to drink', 'which drink {name} usually orders',
                         'what {name} drinks in the morning'),
@@ -41,45 +41,19 @@ EMBEDDED: dict[str, tuple[str, ...]] = {
     'ask_self_job': ('what my job is', 'what I told you about my work', 'what I do all day at work'),
     'ask_self_allergy': ('what I am allergic to', 'which food I must avoid'),
     'ask_self_city': ('where I grew up', 'which city I am from', 'where I was born'),
-    'ask_object': ('where the {obj} is', 'where I put the {obj}', 'where the {obj} went', 'where I left the {obj}'),
+    'ask_other_sport': ('what sport {name} plays', 'which sport {name} is into'),
+    'ask_self_sport': ('which sport I play',),
+    'ask_object': ('where the {obj} {be}', 'where I put the {obj}', 'where the {obj} went', 'where I left the {obj}'),
+    'ask_object_of': ("where {name}'s {obj} {be}", 'where {name} put the {obj}'),
+    'ask_object_own': ('where my {obj} {be}', 'where I put my {obj}'),
+    'ask_event': ('when {event} is', 'which day {event} is'),
+    'ask_heard': ('what the radio said about {subject}', 'what the news said about {subject}'),
+    'ask_name': ('what my name is', 'who I am'),
     'ask_topic': ('what {name} said about {topic}', 'what {name} thinks of {topic}',
                   'how {name} felt about {topic}'),
     'general': ('{trivia}',),
     'chitchat': ('{chat_embedded}',),
 }
-
-# questions and requests a robot is asked that need no memory (train split only; answers for the generation pairs)
-CHITCHAT: tuple[tuple[str, str, str], ...] = (
-    # (direct form, embedded form, reply)
-    ('how are you today?', 'how you are doing today', 'I am fine, thank you.'),
-    ('what time is it?', 'what time it is', 'Let me check the clock.'),
-    ('what day is it today?', 'what day it is today', 'Let me check the calendar.'),
-    ('tell me a joke.', 'a good joke', 'Why did the robot cross the road? It was programmed to.'),
-    ('what can you do?', 'what you can do', 'I can remember things for you and answer questions.'),
-    ('what is your name?', 'what your name is', 'I am your home robot.'),
-    ('is your battery low?', 'whether your battery is low', 'My battery is fine.'),
-    ('can you speak a bit louder?', 'how to make you speak louder', 'Sure, I will speak louder.'),
-    ('how do you spell necessary?', 'how to spell necessary', 'N, E, C, E, S, S, A, R, Y.'),
-    ('are you listening?', 'whether you are listening', 'Yes, I am listening.'),
-    ('what is twelve plus nine?', 'what twelve plus nine is', 'Twenty-one.'),
-    ('how do I boil an egg?', 'how to boil an egg', 'About eight minutes in boiling water.'),
-)
-
-# general-knowledge questions for the training split only (the held-out split asks synth.TRIVIA)
-TRIVIA_TRAIN: tuple[tuple[str, str], ...] = (
-    ('what is the largest ocean', 'The Pacific.'), ('how many continents are there', 'Seven.'),
-    ('what is the chemical symbol for gold', 'Au.'), ('who wrote Romeo and Juliet', 'William Shakespeare.'),
-    ('how many minutes are in an hour', 'Sixty.'), ('what is the tallest mountain', 'Mount Everest.'),
-    ('what language is spoken in Brazil', 'Portuguese.'), ('how many sides does a hexagon have', 'Six.'),
-    ('what planet is closest to the sun', 'Mercury.'), ('what is the freezing point of water', 'Zero degrees.'),
-    ('who discovered penicillin', 'Alexander Fleming.'), ('what is the square root of eighty-one', 'Nine.'),
-    ('how many players are in a football team', 'Eleven.'), ('what is the capital of Canada', 'Ottawa.'),
-    ('what gas do plants breathe in', 'Carbon dioxide.'),
-    ('how long does light take to reach earth', 'About eight minutes.'),
-    ('what is the longest river in Africa', 'The Nile.'), ('how many bones are in the human body', '206.'),
-    ('which animal is the fastest on land', 'The cheetah.'),
-    ('what year did the first moon landing happen', '1969.'),
-)
 
 
 def choose(rng: random.Random, direct: tuple[str, ...], kind: str, p_plain: float = 0.4,
@@ -108,4 +82,4 @@ def _compose(rng: random.Random, direct: tuple[str, ...], kind: str, p_plain: fl
     return f'{lead} {rng.choice(embedded)}{end}'
 
 
-__all__ = ['LEAD_DIRECT', 'LEAD_EMBEDDED', 'EMBEDDED', 'CHITCHAT', 'TRIVIA_TRAIN', 'choose']
+__all__ = ['LEAD_DIRECT', 'LEAD_EMBEDDED', 'EMBEDDED', 'choose']

@@ -9,7 +9,9 @@ import pathlib
 
 #: files written by training, relative to the models folder
 SHIPPED = ('reflex_heads.safetensors', 'adapters/reaction/adapter_config.json',
-           'adapters/reaction/adapter_model.safetensors', 'TRAINING.json')
+           'adapters/reaction/adapter_model.safetensors', 'adapters/memory/adapter_config.json',
+           'adapters/memory/adapter_model.safetensors', 'adapters/generation/adapter_config.json',
+           'adapters/generation/adapter_model.safetensors', 'TRAINING.json')
 
 
 def shipped_models_dir() -> pathlib.Path:

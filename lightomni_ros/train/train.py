@@ -86,6 +86,7 @@ class TrainConfig:
     temperature: float = 0.05
     hard_negatives: int = 4
     # data
+    streams: int = 0                  # use the first N streams of the training split (0: all)
     max_examples: int = 0             # 0: all
     max_tokens: int = 160             # context tokens (oldest S_g lines dropped first)
     cache_lower: bool = True          # the cached path (text backbones with LoRA on top layers only)
@@ -112,6 +113,15 @@ RECIPES: dict[str, dict[str, Any]] = {
     'omni-smoke': dict(backbone='omni', lora_layers='all', cache_lower=False, steps=4, batch=4, lora_rank=4,
                        lora_alpha=8, max_examples=16, max_tokens=256),
 }
+#: what each adapter changes in the CPU recipe (the reaction adapter is the recipe itself)
+ADAPTER_RECIPES: dict[str, dict[str, Any]] = {
+    'reaction': {'streams': 16},
+    # next-token adapters: LoRA on the top layers over cached lower layers (train/lm.py); models/README.md
+    'memory': dict(steps=400, batch=8, lr=1e-3, lora_layers='top:8', lora_rank=16, lora_alpha=32, max_examples=1200),
+    'generation': dict(steps=400, batch=8, lr=1e-3, lora_layers='top:8', lora_rank=16, lora_alpha=32,
+                       max_examples=900),
+}
+ADAPTERS = ('reaction', 'memory', 'generation')
 
 
 # -- schedule, losses ---------------------------------------------------------------------------------------------
@@ -225,12 +235,13 @@ def load_text_embedder():  # -> TextEmbedder
 
 
 def segment_of(ex: dict[str, Any], sid: int = 0):
-    """The SegmentInput of a synthesized example."""
+    """The SegmentInput of a synthesized example (or adapter pair)."""
     from ..core.reflex.types import SegmentInput
 
     return SegmentInput(segment_id=sid, start=float(ex.get('start', 0.0)), end=float(ex.get('end', 0.0)),
-                        transcript=ex.get('transcript', ''), face_ids=list(ex.get('face_ids', [])),
-                        visual_tags=list(ex.get('visual_tags', [])))
+                        transcript=ex.get('transcript', ''), typed_text=ex.get('typed_text', ''),
+                        face_ids=list(ex.get('face_ids', [])), visual_tags=list(ex.get('visual_tags', [])),
+                        speaker_face=ex.get('speaker_face', ''))
 
 
 def _sg_fit(build: Callable[[str], list], sg: str, max_tokens: int) -> list:
@@ -246,13 +257,13 @@ def _sg_fit(build: Callable[[str], list], sg: str, max_tokens: int) -> list:
 @torch.no_grad()
 def reflex_context(backbone, ex: dict[str, Any], max_tokens: int) -> tuple[torch.Tensor, torch.Tensor, int]:
     """Embeddings [L, H], positions [P, L] and end offset of [system + S_g, segment] as the engine builds them."""
-    from ..core.reflex import generation as gen
+    from ..core.reflex import prompts as P
     from ..core.reflex.backbone import assemble
 
     seg = segment_of(ex)
 
     def build(sg: str) -> list:
-        return [backbone.text_part(gen.system_prefix(gen.SYSTEM_REFLEX, sg))] + \
+        return [backbone.text_part(P.system_prefix(P.SYSTEM_REFLEX, sg, backbone.chat))] + \
             backbone.segment_parts(seg, backbone.encode_segment(seg))
 
     emb, pos, end = assemble(_sg_fit(build, ex.get('sg', ''), max_tokens))
@@ -292,7 +303,8 @@ def supports_cached(backbone) -> bool:
     dec = backbone.decoder()
     layer = dec.layers[0]
     return backbone.pos_dims == 1 and hasattr(dec, 'rotary_emb') and hasattr(dec, 'norm') and all(
-        hasattr(layer.self_attn, a) for a in ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'head_dim', 'scaling'))
+        hasattr(layer.self_attn, a) for a in ('q_proj', 'k_proj', 'v_proj', 'o_proj', 'head_dim', 'scaling')) and \
+        not getattr(layer.self_attn, 'attn_logit_softcapping', None)
 
 
 @torch.no_grad()
@@ -301,15 +313,21 @@ def cache_context(backbone, ctx: torch.Tensor, pos: torch.Tensor, split: int, dt
     from transformers import DynamicCache
 
     cache = DynamicCache()
-    out = backbone.decoder()(inputs_embeds=ctx.unsqueeze(0).to(backbone.dtype), position_ids=pos.reshape(1, -1),
-                             cache=cache, use_cache=True, output_hidden_states=True)
+    from ..core.reflex.backbone import cache_kwargs
+
+    dec = backbone.decoder()
+    out = dec(inputs_embeds=ctx.unsqueeze(0).to(backbone.dtype), position_ids=pos.reshape(1, -1),
+              output_hidden_states=True, **cache_kwargs(dec, cache))
     kv = torch.stack([torch.stack([cache.layers[i].keys[0], cache.layers[i].values[0]]) for i in range(split)])
-    return CachedContext(kv.to(dtype).cpu(), out.hidden_states[split][0].to(dtype).cpu(), int(ctx.shape[0]))
+    h = out.hidden_states[split][0]
+    if not torch.isfinite(h.to(dtype)).all():
+        dtype = torch.float32       # Gemma's residual stream overflows float16
+    return CachedContext(kv.to(dtype).cpu(), h.to(dtype).cpu(), int(ctx.shape[0]))
 
 
 def _layer(layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor,
            past: tuple[torch.Tensor, torch.Tensor] | None = None, last: int = 0) -> torch.Tensor:
-    """One pre-norm decoder layer (the Llama/Qwen2 computation, LoRA-wrapped projections included).
+    """One pre-norm decoder layer (Llama/Qwen2, or Gemma 3 with its extra norms; LoRA-wrapped projections included).
 
     ``last`` > 0 computes the output of only the last ``last`` positions (all positions still give keys/values):
     the final layer's context outputs are never read.
@@ -336,8 +354,24 @@ def _layer(layer, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: t
     if rep > 1:
         k, v = k.repeat_interleave(rep, 1), v.repeat_interleave(rep, 1)
     o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=attn.scaling)
-    x = x + attn.o_proj(o.transpose(1, 2).reshape(b, tq, -1))
+    o = attn.o_proj(o.transpose(1, 2).reshape(b, tq, -1))
+    if hasattr(layer, 'pre_feedforward_layernorm'):    # Gemma 3: sandwich norms around attention and MLP
+        x = x + layer.post_attention_layernorm(o)
+        return x + layer.post_feedforward_layernorm(layer.mlp(layer.pre_feedforward_layernorm(x)))
+    x = x + o
     return x + layer.mlp(layer.post_attention_layernorm(x))
+
+
+def _rope(dec, x: torch.Tensor, pos: torch.Tensor) -> list[tuple[torch.Tensor, torch.Tensor]]:
+    """(cos, sin) of every layer: one rotary embedding (Llama, Qwen) or one per layer kind (Gemma 3)."""
+    import inspect
+
+    kinds = getattr(dec.config, 'layer_types', None)
+    if kinds and 'layer_type' in inspect.signature(dec.rotary_emb.forward).parameters:
+        per = {k: dec.rotary_emb(x, pos, k) for k in set(kinds)}
+        return [per[k] for k in kinds]
+    one = dec.rotary_emb(x, pos)
+    return [one] * len(dec.layers)
 
 
 def cached_soft_states(backbone, heads, items: Sequence[CachedContext], split: int) -> torch.Tensor:
@@ -360,9 +394,9 @@ def cached_soft_states(backbone, heads, items: Sequence[CachedContext], split: i
     causal = ar[:, None] >= ar[None, :]                                         # [N, N]
     mask_soft = torch.cat([valid[:, None, None, :].expand(b, 1, n, lmax), causal[None, None].expand(b, 1, n, n)], -1)
     x = heads.soft_prompts.to(dt)[None].expand(b, n, -1)
-    cos, sin = dec.rotary_emb(x, soft_pos)
+    rope = _rope(dec, x, soft_pos)
     for i in range(split):
-        x = _layer(dec.layers[i], x, cos, sin, mask_soft, (kv[i, 0], kv[i, 1]))
+        x = _layer(dec.layers[i], x, *rope[i], mask_soft, (kv[i, 0], kv[i, 1]))
     # the LoRA layers: the whole sequence [context at the split, soft prompts]
     full = torch.cat([hs, x], 1)                                                # [B, T, H]
     t = lmax + n
@@ -372,10 +406,10 @@ def cached_soft_states(backbone, heads, items: Sequence[CachedContext], split: i
     tri = torch.ones(t, t, dtype=torch.bool, device=dev).tril()
     mask = (tri[None] & keyok[:, None, :]) | torch.eye(t, dtype=torch.bool, device=dev)[None]  # pads see themselves
     mask = mask[:, None]
-    cos, sin = dec.rotary_emb(full, pos)
+    rope = _rope(dec, full, pos)
     top = len(dec.layers)
     for i in range(split, top):
-        full = _layer(dec.layers[i], full, cos, sin, mask, last=n if i == top - 1 else 0)
+        full = _layer(dec.layers[i], full, *rope[i], mask, last=n if i == top - 1 else 0)
     return dec.norm(full[:, -n:])
 
 
@@ -560,7 +594,11 @@ def save_adapter(model, name: str, out_dir: pathlib.Path) -> pathlib.Path:
     """Write ``out_dir/adapters/<name>/`` (adapter_config.json + adapter_model.safetensors)."""
     folder = out_dir / 'adapters'
     folder.mkdir(parents=True, exist_ok=True)
+    card = folder / 'README.md'
+    had_card = card.is_file()
     model.save_pretrained(str(folder), selected_adapters=[name], safe_serialization=True)
+    if not had_card:
+        card.unlink(missing_ok=True)    # peft's empty model card; how the adapters are made: models/README.md
     path = folder / name
     if not (path / 'adapter_model.safetensors').is_file():
         raise RuntimeError(f'peft did not write {path}')
@@ -757,124 +795,33 @@ def refit_action_head(heads, states: torch.Tensor, labels: torch.Tensor, l2: flo
     return {'bce_before': before, 'bce_after': after}
 
 
-# -- next-token training of the memory and generation adapters -----------------------------------------------------
-def pair_texts(backbone, pair: dict[str, Any], adapter: str, max_tokens: int) -> tuple[list, str]:
-    """Prompt parts and target text of an (input, target) pair, built as the engine's memory/response passes do."""
-    from ..core.reflex import generation as gen
-
-    seg = segment_of(pair)
-    segparts = backbone.segment_parts(seg, backbone.encode_segment(seg))
-    if adapter == 'memory':
-        said = f'The assistant answered: "{pair["response"]}"\n' if pair.get('response') else ''
-        tail = backbone.text_part(f'<|im_start|>user\n{said}Write the memory JSON of this interaction.'
-                                  f'<|im_end|>\n{gen.ASSISTANT}{{')
-        target = pair['target'][1:] if pair['target'].startswith('{') else pair['target']
-
-        def build(sg: str) -> list:
-            return [backbone.text_part(gen.system_prefix(gen.SYSTEM_MEMORY, sg))] + segparts + [tail]
-    else:
-        from ..core.reflex.types import MemoryItem
-
-        mems = [MemoryItem(f'semantic:{i}', t) for i, t in enumerate(pair.get('memories', []))]
-        pre = [backbone.text_part(gen.memories_text(mems))] if mems else []
-        target = pair['target']
-
-        def build(sg: str) -> list:
-            return [backbone.text_part(gen.system_prefix(gen.SYSTEM_RESPONSE, sg))] + pre + segparts + \
-                [backbone.text_part(gen.ASSISTANT)]
-    return _sg_fit(build, pair.get('sg', ''), max_tokens), target + '<|im_end|>'
-
-
-def lm_loss(backbone, parts: list, target: str) -> torch.Tensor:
-    """Cross-entropy of the target tokens after the prompt (teacher forcing, one forward pass)."""
-    from ..core.reflex.backbone import assemble
-
-    ids = backbone.tokenizer.encode(target)
-    tpart = backbone.text_part(target)
-    emb, pos, _ = assemble(list(parts) + [tpart])
-    out = backbone.decoder()(inputs_embeds=emb.to(backbone.dtype), position_ids=_pos_arg(backbone, pos))
-    n = len(ids)
-    hidden = out.last_hidden_state[0, -n - 1:-1]
-    logits = backbone.logits(hidden).float()
-    return F.cross_entropy(logits, torch.tensor(ids, device=logits.device))
-
-
-def train_lm_adapter(cfg: TrainConfig, pairs: list[dict[str, Any]], adapter: str, backbone=None) -> dict[str, Any]:
-    """Next-token training of adapter ``memory`` or ``generation`` on (input, target) pairs; writes the adapter."""
-    if adapter not in ('memory', 'generation'):
-        raise ValueError(f'adapter must be "memory" or "generation", not {adapter!r}')
-    t0 = time.time()
-    torch.manual_seed(cfg.seed)
-    backbone = backbone or load_backbone(cfg)
-    if cfg.max_examples:
-        pairs = pairs[:cfg.max_examples]
-    with torch.no_grad():
-        data = [pair_texts(backbone, p, adapter, cfg.max_tokens) for p in pairs]
-    model, layers = attach_lora(backbone, cfg, adapter)
-    model.train()
-
-    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
-        idx = torch.randint(len(data), (cfg.batch,), generator=gen).tolist()
-        loss = torch.stack([lm_loss(backbone, *data[i]) for i in idx]).mean()
-        return loss, {'loss': loss.item()}
-
-    groups = [{'params': lora_parameters(model), 'lr': cfg.lr}]
-    history = run_loop(cfg, groups, {'lora': _lora_state(model, adapter)}, step_fn, _work_dir(cfg, adapter), adapter)
-    model.eval()
-    path = save_adapter(model, adapter, pathlib.Path(cfg.out_dir))
-    shutil.rmtree(_work_dir(cfg, adapter) / 'checkpoint', ignore_errors=True)
-    return {'adapter': str(path), 'pairs': len(data), 'lora_layers': layers, 'history': history,
-            'loss_first': history[0]['loss'] if history else float('nan'),
-            'loss_last': history[-1]['loss'] if history else float('nan'), 'total_s': round(time.time() - t0, 1)}
-
-
 def default_synth_configs():  # -> tuple[SynthConfig, SynthConfig]
-    """Sizes of the shipped run: the training split and the held-out split (>= 256 noisy retrieval queries)."""
+    """Sizes of the shipped run: the training split (reaction: its first streams) and the held-out split."""
     from .synth import HELDOUT_NOISE, SynthConfig
 
-    return SynthConfig(streams=14), SynthConfig(streams=9, noise_kinds=HELDOUT_NOISE)
+    return SynthConfig(streams=48, probes=12), SynthConfig(streams=12, noise_kinds=HELDOUT_NOISE)
 
 
-def regenerate(cfg: TrainConfig, data_dir: str | pathlib.Path | None = None) -> dict[str, Any]:
-    """Synthesize both splits, train the reaction adapter and heads into ``cfg.out_dir``, write SHA256SUMS."""
-    from ..core.models import cache_dir
-    from .shipped import write_sums
-    from .synth import ensure_splits, load_split
-
-    t0 = time.time()
-    tr, ho = default_synth_configs()
-    folders = ensure_splits(data_dir or cfg.data_dir or cache_dir() / 'train_data', tr, ho, seed=cfg.seed)
-    if cfg.threads:
-        torch.set_num_threads(cfg.threads)
-    summary = train_reaction(cfg, load_split(folders['train']))
-    out = pathlib.Path(cfg.out_dir)
-    _portable_adapter_config(out / 'adapters' / 'reaction' / 'adapter_config.json')
-    report = {k: v for k, v in summary.items() if k not in ('history', 'heads', 'adapter')}
-    report.update(config=dataclasses.asdict(cfg) | {'data_dir': '', 'out_dir': '', 'work_dir': ''},
-                  action_refit=summary.get('action_refit'),
-                  train_split=json.loads((folders['train'] / 'meta.json').read_text()),
-                  wall_s=round(time.time() - t0, 1), torch_threads=torch.get_num_threads(),
-                  loss_every_25=[h['loss'] for h in summary['history'][::25]])
-    (out / 'TRAINING.json').write_text(json.dumps(report, indent=1) + '\n')
-    write_sums(out)
-    summary['heldout_dir'] = str(folders['heldout'])
-    return summary
+def streams_of(split: dict[str, Any], n: int) -> dict[str, Any]:
+    """The split restricted to its first ``n`` streams (examples, memories and pairs; all when 0)."""
+    if not n:
+        return split
+    keep = [e for e in split['examples'] if e['stream'] < n]
+    return dict(split, examples=keep, memories=[m for m in split['memories'] if m['stream'] < n])
 
 
-def _portable_adapter_config(path: pathlib.Path) -> None:
-    """Replace the machine-specific base-model path in a peft config by the model's name."""
-    cfg = json.loads(path.read_text())
-    base = cfg.get('base_model_name_or_path') or ''
-    if base:
-        cfg['base_model_name_or_path'] = pathlib.Path(base).name.split('.Q')[0]
-    path.write_text(json.dumps(cfg, indent=2, sort_keys=True) + '\n')
+def config_from(recipe: str = 'cpu', adapter: str = 'reaction', **overrides: Any) -> TrainConfig:
+    """A TrainConfig from a named recipe (and, for the CPU recipe, the adapter's changes) plus overrides.
 
-
-def config_from(recipe: str = 'cpu', **overrides: Any) -> TrainConfig:
-    """A TrainConfig from a named recipe plus overrides (None values are ignored)."""
+    None values are ignored.
+    """
     if recipe not in RECIPES:
         raise ValueError(f'unknown recipe {recipe!r}; known: {sorted(RECIPES)}')
+    if adapter not in ADAPTERS:
+        raise ValueError(f'unknown adapter {adapter!r}; known: {ADAPTERS}')
     base = dict(RECIPES[recipe])
+    if recipe == 'cpu':
+        base.update(ADAPTER_RECIPES[adapter])
     base.update({k: v for k, v in overrides.items() if v is not None})
     names = {f.name for f in dataclasses.fields(TrainConfig)}
     bad = sorted(set(base) - names)
@@ -887,6 +834,7 @@ def config_from(recipe: str = 'cpu', **overrides: Any) -> TrainConfig:
     return TrainConfig(**base)
 
 
-__all__ = ['TrainConfig', 'RECIPES', 'config_from', 'train_reaction', 'train_lm_adapter', 'reaction_loss', 'info_nce',
+__all__ = ['TrainConfig', 'RECIPES', 'ADAPTER_RECIPES', 'ADAPTERS', 'config_from', 'train_reaction',
+           'streams_of', 'reaction_loss', 'info_nce',
            'lr_lambda', 'cached_soft_states', 'full_soft_states', 'cache_context', 'reflex_context',
            'lora_layer_indices', 'act_logits_of']

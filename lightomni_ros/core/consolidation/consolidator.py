@@ -38,6 +38,15 @@ log = logging.getLogger('lightomni.consolidation')
 #: a fact that says who spoke (the fallback parser writes them so): "<face_2> said: Hello, my name is Joe.",
 #: "<voice_1>, an unseen speaker (radio, TV, phone or out of sight) said: I'm Ana."
 _SAID = re.compile(r'^(<face_\d+>|<voice_\d+>)(?:, [^:]*?)? said: (.*)$', re.S)
+#: a fact the memory adapter writes when someone is introduced: "<face_2> is called Ana."
+_CALLED = re.compile(r"^(<face_\d+>|<voice_\d+>) is called ([A-Z][\w'-]*)\.?$")
+_FACT_WORD = re.compile(r'[a-z0-9]+')
+_FACT_STOP = frozenset('the and for are was were has had have with that this from not but now also'.split())
+
+
+def _fact_words(text: str) -> set[str]:
+    """Words of a fact that carry content (for telling a repeated fact from a corrected one)."""
+    return {w for w in _FACT_WORD.findall(text.lower()) if (len(w) >= 3 or w.isdigit()) and w not in _FACT_STOP}
 
 
 @dataclass
@@ -207,13 +216,24 @@ class Consolidator:
             s = float(np.dot(v, w))
             if s > best:
                 best, best_id = s, eid
-        return best_id if best >= self.similarity_threshold else 0
+        if best < self.similarity_threshold:
+            return 0
+        # a close fact that swaps a word of the stored one ("the meeting is on Friday" after "... on Thursday") is a
+        # correction, not a repeat: extending the stored fact would keep the superseded value and drop the new one.
+        # A word only added ("really likes green tea") changes nothing
+        old = entries.get(KIND_SEMANTIC, [best_id]).get(best_id)
+        if old is not None:
+            mine, theirs = _fact_words(text), _fact_words(old.content)
+            if mine - theirs and theirs - mine:
+                return 0
+        return best_id
 
     def _learn_name(self, t: TopicData) -> None:
         """Name a person or a voice at once when they introduce themself ("Hi robot, I'm Ana").
 
         A face counts when it is alone in view, a voice when the fact that says who spoke names it ("<voice_1>, an
-        unseen speaker ... said: I'm Ana"). Waiting for the k-segment profile update would leave "who is who"
+        unseen speaker ... said: I'm Ana", or the memory adapter's "<face_2> is called Ana.", which also names
+        someone introduced by another person). Waiting for the k-segment profile update would leave "who is who"
         questions without names for minutes. With several faces in view only a fact naming the speaker counts. A name
         already known is kept.
         """
@@ -223,8 +243,10 @@ class Consolidator:
         said = [(faces[0], t.audio)] if len(faces) == 1 and not facts else []
         # with several faces, the facts say who spoke when perception singled the speaker out ("<face_2> said: ...")
         said += [(who, text) for who, text in facts if who in faces or vox.valid_voice_id(who)]
-        for who, text in said:
-            name = introduced_name(text)
+        named = [(who, introduced_name(text)) for who, text in said]
+        named += [(m.group(1), m.group(2)) for m in map(_CALLED.match, t.semantic)
+                  if m and (m.group(1) in faces or vox.valid_voice_id(m.group(1)))]
+        for who, name in named:
             if not name:
                 continue
             if vox.valid_voice_id(who):

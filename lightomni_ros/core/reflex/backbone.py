@@ -23,6 +23,7 @@ import torch
 
 from ..models import ModelResolver, ModelNotFoundError, cache_dir
 from .config import BackboneConfig
+from .prompts import CHATML, chat_format
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -101,7 +102,10 @@ class HFTokenizer:
 
     def __init__(self, tok: Any) -> None:
         self.tok = tok
-        self.eos_ids = {i for i in (tok.eos_token_id, tok.convert_tokens_to_ids('<|im_end|>')) if i is not None}
+        vocab = tok.get_vocab()
+        # the end of a turn ends a reply too (ChatML's <|im_end|>, Gemma's <end_of_turn>), when the vocabulary has it
+        self.eos_ids = {i for i in [tok.eos_token_id] + [vocab.get(t) for t in ('<|im_end|>', '<end_of_turn>')]
+                        if i is not None}
 
     def encode(self, text: str) -> list[int]:
         """Token ids (no BOS added; the prompt text carries its own markers)."""
@@ -143,6 +147,7 @@ class Backbone(Protocol):
     pos_dims: int            # 1 (plain positions) or 3 (M-RoPE)
     model: torch.nn.Module   # the causal LM (wrapped by peft when adapters are loaded)
     tokenizer: Tokenizer
+    chat: Any                # prompts.ChatFormat: the turn markers of its chat template
 
     def text_part(self, text: str) -> Part:
         """Embed ``text`` as a prompt part."""
@@ -227,6 +232,7 @@ class TextBackbone(_Base):
         self.test_model = False
         self.source = str(folder)
         self.tokenizer = HFTokenizer(AutoTokenizer.from_pretrained(folder))
+        self.chat = chat_format(self.tokenizer.tok)
         self.model = AutoModelForCausalLM.from_pretrained(folder, dtype=self.dtype).to(self.device).eval()
         self.hidden_size = int(self.model.config.hidden_size)
         self._inner = self.model.get_base_model() if hasattr(self.model, 'get_base_model') else self.model
@@ -251,7 +257,7 @@ class TextBackbone(_Base):
 
     def segment_parts(self, seg: SegmentInput, features: Any, keep: list[np.ndarray] | None = None) -> list[Part]:
         """The rendered perception as one user turn."""
-        return [self.text_part(f'<|im_start|>user\n{features}<|im_end|>\n')]
+        return [self.text_part(self.chat.turn('user', features))]
 
     def describe(self) -> dict[str, Any]:
         """Diagnostics view."""
@@ -266,7 +272,8 @@ def _convert_gguf(gguf: pathlib.Path) -> pathlib.Path:
 
     out = cache_dir() / 'backbones' / gguf.stem
     stamp = out / 'lightomni_source.json'
-    src = {'gguf': str(gguf), 'size': gguf.stat().st_size}
+    # the file's name and size, not its path: checkouts with their own virtual environments share one conversion
+    src = {'gguf': gguf.name, 'size': gguf.stat().st_size}
     if stamp.exists() and json.loads(stamp.read_text()) == src:
         return out
     log.info('converting %s to safetensors under %s (once)', gguf.name, out)
@@ -295,6 +302,7 @@ class OmniBackbone(_Base):
 
     kind = 'omni'
     pos_dims = 3
+    chat = CHATML
 
     def __init__(self, cfg: BackboneConfig, resolver: ModelResolver, *, intermediate: int | None = None,
                  heads: int | None = None, vision_depth: int = 2) -> None:

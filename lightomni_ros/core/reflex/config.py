@@ -65,9 +65,10 @@ class LatentConfig:
     speech_threshold: float = param(0.5, 'p_speech at or above which the robot speaks.', min=0.0, max=1.0)
     search_threshold: float = param(0.5, 'p_search at or above which memory is searched (also searched whenever '
                                          'the robot speaks).', min=0.0, max=1.0)
-    always_answer_questions: bool = param(True, 'Speak and search whenever the transcript or typed text addresses '
-                                                'the robot with a question, whatever the action head says (a rule '
-                                                'on top of the heads; the Action notes when it overrode them).')
+    always_answer_questions: bool = param(True, 'Speak and search whenever typed text arrives: the text channel is '
+                                                'addressed to the robot. Spoken words are left to the action head '
+                                                '(radio, TV and people talking to each other ask questions too); '
+                                                'the Action notes when the rule overrode the head.')
 
 
 @dataclass
@@ -109,8 +110,10 @@ class ExportConfig:
 class ResponseConfig:
     """The response pass: what the reply is made from and the check before it is spoken."""
 
-    max_memories: int = param(4, 'Retrieved memories (plus the profiles of visible faces) put in the response '
-                                 'prompt, closest first: small backbones lose the answer in a long list.', min=0)
+    max_memories: int = param(4, 'The closest retrieved memories (plus the names of the people in the profiles) put '
+                                 'in the response prompt, shown oldest first so the newer of two conflicting ones '
+                                 'comes last: small backbones lose the answer in a long list. The generation adapter '
+                                 'is trained with this many.', min=0)
     stop_at_newline: bool = param(True, 'End the reply at its first line break (the robot says one short answer).')
     grounding_check: bool = param(True, 'Check the reply before it is spoken (not empty, not an echo of the prompt, '
                                         'no repeated sentence, says something the memories hold); when it fails, '
@@ -121,15 +124,17 @@ class ResponseConfig:
                                          'behind a busy conversation). Each is embedded once, when kept.', min=0)
     grounding_min_overlap: float = param(0.5, 'Fraction of the reply\'s new content words (not in the question) that '
                                               'must occur in the retrieved memories.', min=0.0, max=1.0)
-    sg_max_tokens: int = param(512, 'The response prompt reads the newest part of S_g up to this many tokens (0: all '
-                                    'of it), so answer latency does not grow with months of memory; retrieval '
-                                    'brings the older specifics and the reflex pass reads the whole S_g.', min=0)
-    memory_max_tokens: int = param(64, 'Each memory in the response prompt is cut to about this many tokens (0: '
+    sg_max_tokens: int = param(96, 'The response prompt reads the newest part of S_g up to this many tokens (0: all '
+                                   'of it; times shortened to the clock), so answer latency does not grow with '
+                                   'months of memory; retrieval brings the older specifics and the reflex pass reads '
+                                   'the whole S_g. The generation adapter is trained with this bound.', min=0)
+    memory_max_tokens: int = param(48, 'Each memory in the response prompt is cut to about this many tokens (0: '
                                        'whole), so the prompt and the answer latency do not grow with long entries; '
-                                       'the grounding check and quotes use the whole entry.', min=0)
-    quote_questions: bool = param(True, 'Answer a question about what was said ("what did Ana say about ...") by '
-                                        'quoting the retrieved memory closest to it, without generating: a small '
-                                        'backbone paraphrases the wrong quote.')
+                                       'the grounding check and quotes use the whole entry. The generation adapter '
+                                       'is trained with this bound.', min=0)
+    quote_questions: bool = param(False, 'Answer a question about what was said ("what did Ana say about ...") by '
+                                         'quoting the retrieved memory closest to it, without generating (off: the '
+                                         'generation adapter answers these too).')
 
 
 @dataclass

@@ -27,6 +27,7 @@ from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 from ..timeparse import TimeWindow, find_window
 from ..topic import TopicData
 from . import generation as gen
+from . import prompts as P
 from .adapters import AdapterSet, find_trained
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, crop_to
@@ -43,8 +44,6 @@ from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, f
 from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
-_QUESTION = ('?', 'what', 'who', 'where', 'when', 'why', 'how', 'do you', 'can you', 'could you', 'tell me',
-             'remind me', 'remember')
 
 
 @dataclass
@@ -60,12 +59,6 @@ class EngineConfigs:
     models_dir: str = ''
     response: ResponseConfig = field(default_factory=ResponseConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
-
-
-def addresses_robot(text: str) -> bool:
-    """Whether an utterance is a question or request to the robot (rule used with the untrained heads)."""
-    t = text.lower().strip()
-    return bool(t) and any(q in t for q in _QUESTION)
 
 
 def zone(name: str) -> _dt.tzinfo | None:
@@ -187,11 +180,12 @@ class ReflexEngine:
         return pos.unsqueeze(1) if self.backbone.pos_dims == 3 else pos.view(1, -1)
 
     @torch.no_grad()
-    def prefill(self, kind: str, system: str, parts: list[Part], adapter: str,
+    def prefill(self, kind: str, parts: list[Part], adapter: str, system: str = '',
                 script: str | None = None) -> tuple[torch.Tensor, Any, int, int]:
-        """Run [system + S_g prefix (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
+        """Run [prefix of ``kind`` (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
 
-        ``script`` replaces S_g in the prefix (``kind`` must then name it: the cache is keyed by kind).
+        ``system``: the system text of a prefix that is not one of the three passes' (summaries). ``script``
+        replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind).
         """
         self._adopt_global_state()
         dec = self.backbone.decoder()
@@ -200,8 +194,26 @@ class ReflexEngine:
         out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, cache))
         return out.last_hidden_state[0], cache, plen, end
 
-    def _prefix(self, key: tuple[str, int, str], system: str, script: str | None = None) -> tuple[Any, int, int]:
-        """The cached [system + S_g] prefix of ``key`` (built and stored when missing): cache, length, next position."""
+    def prefix_text(self, kind: str, system: str = '', script: str | None = None) -> str:
+        """The cacheable prefix of a pass.
+
+        The reflex reads the whole S_g, the response its newest part (short times) or ``script`` (the events of a
+        time window), the memory pass none of it.
+        """
+        chat = self.backbone.chat
+        if kind == 'reflex':
+            return P.system_prefix(P.SYSTEM_REFLEX, self.sg_script, chat)
+        if kind.startswith('response'):
+            if script is not None:
+                return P.system_prefix(P.SYSTEM_RESPONSE, script, chat, 'Recent events:')
+            return P.response_prefix(self.sg_script, self.cfgs.response.sg_max_tokens, chat)
+        if kind == 'memory':
+            return P.memory_prefix(chat)
+        return P.system_prefix(system, self.sg_script, chat)
+
+    def _prefix(self, key: tuple[str, int, str], system: str = '',
+                script: str | None = None) -> tuple[Any, int, int]:
+        """The cached prefix of ``key`` (built and stored when missing): cache, length, next position."""
         from transformers import DynamicCache
 
         hit = self.prefixes.get(key)
@@ -209,10 +221,7 @@ class ReflexEngine:
             return hit
         dec = self.backbone.decoder()
         cache = DynamicCache()
-        if script is None:
-            script = gen.sg_tail(self.sg_script, self.cfgs.response.sg_max_tokens) if key[2] == 'response' \
-                else self.sg_script
-        pemb, ppos, poff = assemble([self.backbone.text_part(gen.system_prefix(system, script))])
+        pemb, ppos, poff = assemble([self.backbone.text_part(self.prefix_text(key[2], system, script))])
         dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
         self.prefixes.put(key, cache, pemb.shape[1], poff)
         return cache, pemb.shape[1], poff
@@ -229,8 +238,7 @@ class ReflexEngine:
         built = 0
         with self.adapters.lock:
             self._adopt_global_state()
-            for role, kind, system in (('reaction', 'reflex', gen.SYSTEM_REFLEX),
-                                       ('generation', 'response', gen.SYSTEM_RESPONSE)):
+            for role, kind in (('reaction', 'reflex'), ('generation', 'response')):
                 if role == 'reaction' and self.accelerated is not None:
                     continue        # the exported reflex graph runs the whole prompt; it has no prefix cache
                 if self.preemption.halted():
@@ -238,14 +246,14 @@ class ReflexEngine:
                 with self.adapters.use(role) as active:
                     key = (active, self.sg_version, kind)
                     if not self.prefixes.has(key):
-                        self._prefix(key, system)
+                        self._prefix(key)
                         built += 1
         return built
 
     def full_sequence(self, seg: SegmentInput) -> tuple[torch.Tensor, torch.Tensor]:
         """inputs_embeds [1, L, H] and position ids of the whole reflex prompt (for export and parity checks)."""
         self._adopt_global_state()
-        prefix = self.backbone.text_part(gen.system_prefix(gen.SYSTEM_REFLEX, self.sg_script))
+        prefix = self.backbone.text_part(self.prefix_text('reflex'))
         emb, pos, _ = assemble([prefix] + self.segment_parts(seg) + [self.soft_part()])
         return emb, self._pos_arg(pos)
 
@@ -260,7 +268,7 @@ class ReflexEngine:
                 backend, n_tokens = self.accelerated.name, int(emb.shape[1])
             else:
                 parts = self.segment_parts(seg) + [self.soft_part()]
-                hidden, cache, plen, _ = self.prefill('reflex', gen.SYSTEM_REFLEX, parts, active)
+                hidden, cache, plen, _ = self.prefill('reflex', parts, active)
                 n = self.heads.n_prompts
                 p, z = self.heads(hidden[-n:])
                 crop_to(cache, plen)
@@ -278,13 +286,11 @@ class ReflexEngine:
         ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span).
         """
         with self.adapters.use('generation') as active:
-            parts = []
-            if memories:
-                parts.append(self.backbone.text_part(gen.memories_text(memories,
-                                                                       self.cfgs.response.memory_max_tokens)))
-            parts += self.segment_parts(seg) + [self.backbone.text_part(gen.ASSISTANT)]
+            omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
+            parts = P.response_parts(self.backbone, seg, memories, None, self.cfgs.response.memory_max_tokens,
+                                     omni_parts=omni)
             kind = f'response:{hash(context)}' if context else 'response'
-            hidden, cache, plen, end = self.prefill(kind, gen.SYSTEM_RESPONSE, parts, active, context or None)
+            hidden, cache, plen, end = self.prefill(kind, parts, active, script=context or None)
             tok = self.backbone.tokenizer
             newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
             try:
@@ -294,15 +300,25 @@ class ReflexEngine:
                 crop_to(cache, plen)
         return gen.clean_response(self.backbone.tokenizer.decode(ids)), plen + sum(len(p) for p in parts)
 
+    def known_names(self, face_ids: list[str]) -> dict[str, str]:
+        """Names memory knows for ``face_ids`` (from their profiles; {} when memory cannot be asked)."""
+        if not face_ids:
+            return {}
+        got = self.memory.query(MemoryQuery(face_ids=list(face_ids)))
+        return P.face_names(got.profiles)
+
     @torch.no_grad()
     def memory_pass(self, seg: SegmentInput, response: str, stop: Callable[[], bool] | None = None,
                     max_new_tokens: int | None = None) -> TopicData | None:
-        """Sleep-time memory adapter pass -> Topic (None when pre-empted; the caller re-queues)."""
+        """Sleep-time memory adapter pass -> Topic (None when pre-empted; the caller re-queues).
+
+        The names of the people in view are asked of memory first (outside the model lock), so the facts name them.
+        """
+        names = self.known_names(list(seg.face_ids))
         with self.adapters.use('memory') as active:
-            said = f'The assistant answered: "{response}"\n' if response else ''
-            parts = self.segment_parts(seg) + [self.backbone.text_part(
-                f'<|im_start|>user\n{said}Write the memory JSON of this interaction.<|im_end|>\n{gen.ASSISTANT}{{')]
-            hidden, cache, plen, end = self.prefill('memory', gen.SYSTEM_MEMORY, parts, active)
+            omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
+            parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni)
+            hidden, cache, plen, end = self.prefill('memory', parts, active)
             try:
                 ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
                                                      max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
@@ -328,8 +344,9 @@ class ReflexEngine:
             ask = (f'Known about {req.face_id}: {known}.\nRecent events:\n{body}\nDescribe {req.face_id} in one short '
                    f'paragraph (name, occupation, preferences, relationships).')
         with self.adapters.use('memory') as active:
-            parts = [self.backbone.text_part(f'<|im_start|>user\n{ask}<|im_end|>\n{gen.ASSISTANT}')]
-            hidden, cache, plen, end = self.prefill('summary', 'You summarize memories faithfully.', parts, active)
+            chat = self.backbone.chat
+            parts = [self.backbone.text_part(chat.turn('user', ask) + chat.open('assistant'))]
+            hidden, cache, plen, end = self.prefill('summary', parts, active, 'You summarize memories faithfully.')
             try:
                 ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
                                                      req.max_tokens or default_max_tokens, stop)
@@ -380,9 +397,12 @@ class ReflexEngine:
             search = out.p_search >= search_threshold or speak
             if seg.proactive:
                 speak, search = True, False
-            elif always_answer_questions and addresses_robot(seg.utterance):
+            elif always_answer_questions and seg.typed_text.strip():
+                # typed text comes through the robot's own text channel: it is always addressed to the robot.
+                # Spoken words are the action head's alone (radio, TV and people talking to each other say
+                # questions too; a keyword rule answered them)
                 if not speak:   # the rule overrides the action head: say so in the Action
-                    notes.append('speech by question rule')
+                    notes.append('speech by typed-text rule')
                 speak = search = True
             memories: list[MemoryItem] = []
             window = find_window(seg.utterance, seg.end or time.time(), self.tz) if search else None
@@ -502,4 +522,4 @@ class ReflexEngine:
                 'embedder': self.embedder.name, 'sg_version': self.sg_version}
 
 
-__all__ = ['ReflexEngine', 'EngineConfigs', 'addresses_robot', 'Retrieved', 'fallback_topic']
+__all__ = ['ReflexEngine', 'EngineConfigs', 'Retrieved', 'fallback_topic']

@@ -1,65 +1,14 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Prompts of the three passes and greedy decoding over prompt parts (shared by every backbone)."""
+"""Greedy decoding over prompt parts and the clean-up of a reply (shared by every backbone; prompts: prompts.py)."""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import torch
 
 from .backbone import cache_kwargs
-from .types import MemoryItem
-
-SYSTEM_REFLEX = ('You are the assistant of a robot that sees and hears continuously. Decide whether to speak now '
-                 'and what to recall.')
-SYSTEM_RESPONSE = ('You are a helpful robot assistant with long-term memory. Answer the user in one or two short '
-                   'sentences, using the memories when they are relevant.')
-SYSTEM_MEMORY = ('You are the memory of a robot assistant. Turn each interaction into JSON with keys "visual", '
-                 '"audio", "semantic" (list of facts), "remembered" (list of things the user asked to remember) '
-                 'and "reminders" (list of {"text", "in_seconds"}).')
-
-
-def system_prefix(system: str, sg_script: str) -> str:
-    """The cacheable prefix: system text and the global state S_g."""
-    sg = sg_script.strip() or '(nothing remembered yet)'
-    return f'<|im_start|>system\n{system}\nWhat happened so far (oldest first):\n{sg}<|im_end|>\n'
-
-
-def sg_tail(sg_script: str, max_tokens: int) -> str:
-    """The newest lines of S_g within ``max_tokens`` (about 4 characters a token); the whole script when 0.
-
-    The response prompt reads this bounded view, so its prefill and decoding do not grow with months of memory;
-    retrieval brings the older specifics, and the reflex pass still reads the whole S_g.
-    """
-    if max_tokens <= 0 or len(sg_script) <= 4 * max_tokens:
-        return sg_script
-    kept: list[str] = []
-    budget = 4 * max_tokens
-    for line in reversed(sg_script.splitlines()):
-        if len(line) + 1 > budget:
-            break
-        kept.append(line)
-        budget -= len(line) + 1
-    return '\n'.join(['(older events: see the memories)'] + kept[::-1])
-
-
-def clip_tokens(text: str, max_tokens: int) -> str:
-    """``text`` cut at a word boundary to about ``max_tokens`` tokens (4 characters each); unchanged when 0."""
-    if max_tokens <= 0 or len(text) <= 4 * max_tokens:
-        return text
-    return text[:4 * max_tokens].rsplit(' ', 1)[0] + ' ...'
-
-
-def memories_text(items: Sequence[MemoryItem], max_tokens: int = 0) -> str:
-    """Retrieved profiles and memories as a user-turn preamble, each cut to ``max_tokens`` (0: whole)."""
-    if not items:
-        return ''
-    lines = ['Relevant memories:'] + [f'- {clip_tokens(m.text, max_tokens)}' for m in items]
-    return '<|im_start|>system\n' + '\n'.join(lines) + '<|im_end|>\n'
-
-
-ASSISTANT = '<|im_start|>assistant\n'
 
 
 @torch.no_grad()
@@ -98,7 +47,7 @@ def _pos_arg(backbone, pos: torch.Tensor) -> torch.Tensor:
 
 def clean_response(text: str) -> str:
     """Trim a generated reply to its first paragraph without role markers."""
-    text = text.replace('<|im_end|>', '').strip()
-    for marker in ('<|im_start|>', '\nuser', '\nUser:'):
+    text = text.replace('<|im_end|>', '').replace('<end_of_turn>', '').strip()
+    for marker in ('<|im_start|>', '<start_of_turn>', '\nuser', '\nUser:'):
         text = text.split(marker)[0]
     return text.strip()

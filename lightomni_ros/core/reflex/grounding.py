@@ -15,6 +15,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from .prompts import face_names
 from .types import UNSEEN_SPEAKER, MemoryItem
 
 _WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?")
@@ -23,13 +24,12 @@ would should will shall this that these those with from have has had not but all
 there here about into onto out over than then too very just also its it's i'm i've you're tell say said me my mine our
 ours was is am be been being of to in on at by an a or if so as'''.split())
 #: Phrases of the prompt or of talk about the conversation instead of an answer.
-_PROMPT_ECHO = ('memories:', 'question:', 'relevant memories', '<|im_', 'the user', "user's", 'the assistant',
-                'what happened so far', '[segment ', 'visible people:', 'scene:', 'typed instruction:',
-                '(nobody spoke)')
+_PROMPT_ECHO = ('memories:', 'memories (oldest first)', 'question:', 'relevant memories', '<|im_', '<start_of_turn>',
+                'the user', "user's", 'the assistant', 'what happened so far', 'recent events:', '[segment ',
+                'visible people:', 'scene:', 'typed instruction:', '(nobody spoke)')
 _FACE = re.compile(r'<face_\d+>')
 #: a voice id memory could not resolve to a face or a name (the unseen-speaker phrase after it says the rest)
 _VOICE = re.compile(r'<voice_\d+>(, )?')
-_PROFILE_NAME = re.compile(r'^(<face_\d+>) is ([^(;]+?)\s*(?:\(|$)')
 _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
 #: The robot's own earlier answer inside an episodic entry (always its last part): never evidence, never quoted.
 _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
@@ -92,11 +92,25 @@ def content_words(text: str) -> set[str]:
     return {w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) >= 3 or w.isdigit())}
 
 
+#: "I don't know." / "I don't remember that.": the answer when the memories do not hold one
+_REFUSAL = re.compile(r"^(?:sorry,?\s*)?i (?:do not|don't|did not|didn't) (?:know|remember|hear|see)\b", re.I)
+#: words of a confirmation ("Okay, I will remember that.", "Nice to meet you, Ana."): a reply made of these and of
+#: the request's own words claims nothing
+_ACK_WORDS = frozenset('''okay sure alright right noted got thanks thank nice meet good know hello will remember
+remind keep mind note later'''.split())
+
+
+def is_refusal(reply: str) -> bool:
+    """Whether ``reply`` says the robot does not know or remember."""
+    return bool(_REFUSAL.match(reply.strip()))
+
+
 def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min_overlap: float = 0.5) -> str:
     """Why ``reply`` should not be spoken ('' when it is fine).
 
     Grounded means: of the reply's content words that the question does not already hold, at least ``min_overlap``
-    occur in the memories (their own earlier answers excluded).
+    occur in the memories (their own earlier answers excluded). A refusal ("I don't know.") and a short confirmation
+    of a request ("Okay, I will remember that.") claim nothing, so they need no grounding.
     """
     text = reply.strip()
     if not text:
@@ -112,6 +126,8 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     q = ' '.join(_WORD.findall(question.lower()))
     if q and q in ' '.join(words):
         return 'reply repeats the question'
+    if is_refusal(text) or (len(sentences) == 1 and content_words(text) - content_words(question) <= _ACK_WORDS):
+        return ''
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
         known = set().union(*(content_words(evidence(m.text)) for m in memories))
@@ -121,17 +137,6 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
         if len(new & known) < min_overlap * len(new):
             return f'reply not grounded in the retrieved memories ({len(new & known)}/{len(new)} new words)'
     return ''
-
-
-def face_names(memories: Sequence[MemoryItem]) -> dict[str, str]:
-    """``<face_N>`` -> name, from the retrieved profiles ("<face_0> is Barack (...)")."""
-    names = {}
-    for m in memories:
-        if m.ref.startswith('profile:'):
-            hit = _PROFILE_NAME.match(m.text.strip())
-            if hit:
-                names[hit.group(1)] = hit.group(2).strip()
-    return names
 
 
 def speakable(text: str, names: dict[str, str]) -> str:

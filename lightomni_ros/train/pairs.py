@@ -1,0 +1,79 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""(input, target) pairs of the memory and generation adapters, from the records of the streams.
+
+The generation adapter reads what retrieval would give it at run time: the profiles of the people involved, and the
+``response.max_memories`` entries closest to the question among everything stored so far (semantic facts, episodic
+events, recent interactions), rendered as the store renders them. "Closest" is simulated by word overlap with a
+little noise, and the gold entry is always among them when there is one (the fused query finds it in the top four
+most of the time; ``lightomni eval heads``); an unanswerable question gets the closest entries that do not answer
+it, so the adapter learns to refuse rather than to paraphrase whatever it reads. Old values that a correction
+superseded are often among the closest (they share the question's words); the answer gives the new one.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+from ..core.reflex.config import ResponseConfig
+from ..core.reflex.grounding import content_words
+
+#: segment fields an adapter pair carries (what :func:`~.train.segment_of` reads back)
+SEGMENT_FIELDS = ('kind', 'start', 'end', 'face_ids', 'speaker_face', 'visual_tags', 'transcript', 'typed_text',
+                  'names')
+
+
+def context(st: Any, said: Any, question: str, gold: int | None, rng: random.Random) -> list[dict[str, str]]:
+    """The memories retrieval would give the response to ``question`` at this point of the stream."""
+    k = ResponseConfig().max_memories
+    words = content_words(question)
+    cands: list[tuple[float, dict[str, str], list[str]]] = []
+    for i, m in enumerate(st.memories):
+        if i == gold:
+            continue
+        text = m['text']
+        score = len(words & content_words(text)) / math.sqrt(1 + len(content_words(text))) + 0.3 * rng.random()
+        cands.append((score, {'ref': f'{m["kind"]}:{i}', 'text': st.rendered(i)}, m['face_ids']))
+    for j, (speaker, text, verb) in enumerate(st.recent):
+        score = len(words & content_words(text)) / math.sqrt(1 + len(content_words(text))) + 0.3 * rng.random()
+        cands.append((score, {'ref': f'recent:{j}', 'text': f'{speaker} {verb}: {text}'}, []))
+    cands.sort(key=lambda c: -c[0])
+    chosen = cands[:k - 1 if gold is not None else k]
+    if gold is not None:
+        m = st.memories[gold]
+        chosen.insert(rng.randrange(len(chosen) + 1),
+                      (0.0, {'ref': f'{m["kind"]}:{gold}', 'text': st.rendered(gold)}, m['face_ids']))
+    faces = list(dict.fromkeys([p.face for p in said.present] + [f for _, _, fs in chosen for f in fs]))
+    profiles = [{'ref': f'profile:{f}', 'text': f'{f} is {st.names[f]}'} for f in faces if f in st.names]
+    return profiles + [item for _, item, _ in chosen]
+
+
+def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: random.Random) -> list[dict[str, Any]]:
+    """One (segment -> memory JSON) pair per clean segment with words, and a fraction of the silent ones."""
+    out = []
+    for ex in examples:
+        if ex['noise']:
+            continue
+        if not (ex['transcript'] or ex['typed_text']) and rng.random() >= idle_fraction:
+            continue
+        out.append({f: ex[f] for f in SEGMENT_FIELDS} | {'target': ex['topic'], 'facts': ex['facts'],
+                                                         'source': ex['source']})
+    return out
+
+
+def generation_pairs(examples: list[dict[str, Any]], probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One (question + memories + S_g -> reply) pair per clean segment the robot answers, and per probe."""
+    out = []
+    for ex in examples + probes:
+        if ex.get('noise') or not ex.get('response'):
+            continue
+        out.append({f: ex[f] for f in SEGMENT_FIELDS if f in ex} | {'kind': ex.get('kind', ''), 'sg': ex['sg'],
+                                                                    'memories': ex['context'],
+                                                                    'target': ex['response'],
+                                                                    'answer': ex.get('answer')})
+    return out
+
+
+__all__ = ['context', 'memory_pairs', 'generation_pairs', 'SEGMENT_FIELDS']
