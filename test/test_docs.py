@@ -83,7 +83,7 @@ SMALL: dict[str, tuple[str, str]] = {
         'the same benchmark on two clips for 10 s (--quick); the full figures in docs/PERCEPTION.md are measured by '
         'hand'),
     'lightomni bench hearing --json hearing.json': (
-        'lightomni bench hearing --quick --hearing-splits dev --hearing-models "" --json hearing.json',
+        'lightomni bench hearing --quick --hearing-splits dev --hearing-models= --json hearing.json',
         'the same benchmark as a smoke run (--quick, the dev split alone: short conversations and the meeting clip) '
         'without the offline model comparison; the figures in README.md and docs/PERCEPTION.md are measured by hand '
         'with the full run'),

@@ -126,7 +126,8 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     q = ' '.join(_WORD.findall(question.lower()))
     if q and q in ' '.join(words):
         return 'reply repeats the question'
-    if is_refusal(text) or (len(sentences) == 1 and content_words(text) - content_words(question) <= _ACK_WORDS):
+    added = content_words(text) - content_words(question)
+    if is_refusal(text) or (len(sentences) == 1 and added and added <= _ACK_WORDS):
         return ''
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
