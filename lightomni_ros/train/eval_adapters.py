@@ -27,11 +27,11 @@ class NamesMemory:
     def __init__(self) -> None:
         self.names: dict[str, str] = {}
 
-    def query(self, vector, text, k_semantic, k_episodic, face_ids):  # noqa: ANN001, ANN201 - the protocol's types
-        """The profiles of ``face_ids`` that have a name."""
+    def query(self, q: Any) -> Any:
+        """The profiles of ``q.face_ids`` that have a name."""
         from ..core.reflex.types import MemoryItem, Retrieved
 
-        return Retrieved(profiles=[MemoryItem(f'profile:{f}', f'{f} is {self.names[f]}') for f in face_ids
+        return Retrieved(profiles=[MemoryItem(f'profile:{f}', f'{f} is {self.names[f]}') for f in q.face_ids
                                    if self.names.get(f)])
 
     def people(self) -> None:
