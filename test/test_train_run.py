@@ -70,7 +70,8 @@ def test_short_run_lowers_loss_and_engine_loads_it(data, tmp_path):
 
     bb = T.load_backbone(T.TrainConfig())
     adapters = AdapterSet(bb, AdapterConfig(), tmp_path / 'models')
-    assert set(adapters.loaded) == {'reaction'}
+    # the adapters of the run's folder only (not mixed with the shipped memory adapter)
+    assert set(adapters.loaded) == {'reaction'} and str(tmp_path / 'models') in adapters.loaded['reaction']
 
 
 def test_next_token_training_on_tiny_omni(data, tmp_path):

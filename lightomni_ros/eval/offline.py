@@ -153,8 +153,12 @@ def _push(agent: Any, kind: str, stamp: float, msg: Any) -> Any:
     return agent.push_frame(stamp, rgb)
 
 
-def _feed(agent: Any, bag: pathlib.Path, remap: dict[str, str] | None, col: Collector) -> Played:
-    """Every input message of the bag into the facade in recorded order, then what is due in a short linger."""
+def _feed(agent: Any, bag: pathlib.Path, remap: dict[str, str] | None, col: Collector,
+          offset_ns: int = 0) -> Played:
+    """Every input message of the bag into the facade in recorded order, then what is due in a short linger.
+
+    ``offset_ns`` shifts every time the facade sees (what a replay's restamping does to the graph's inputs).
+    """
     from ..core.perception.frames import ImageFormatError
     from .bagreader import BagReader
 
@@ -172,6 +176,7 @@ def _feed(agent: Any, bag: pathlib.Path, remap: dict[str, str] | None, col: Coll
             stamp = m.t_ns * 1e-9
             if kind != 'text' and (msg.header.stamp.sec or msg.header.stamp.nanosec):
                 stamp = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+            stamp += offset_ns * 1e-9
             try:
                 ev = _push(agent, kind, stamp, msg)
             except (ImageFormatError, ValueError) as e:   # AudioFormatError is a ValueError too
@@ -187,7 +192,7 @@ def _feed(agent: Any, bag: pathlib.Path, remap: dict[str, str] | None, col: Coll
         if played.last_ns is not None:
             col.events(agent.flush())
             col.state(agent)
-            col.events(agent.advance(played.last_ns * 1e-9 + 10.0, segments=False))
+            col.events(agent.advance((played.last_ns + offset_ns) * 1e-9 + 10.0, segments=False))
             col.state(agent)
         played.problems = [dataclasses.asdict(p) for p in reader.problems]
         played.start_ns = reader.start_ns if played.first_ns is None else played.first_ns
@@ -195,8 +200,12 @@ def _feed(agent: Any, bag: pathlib.Path, remap: dict[str, str] | None, col: Coll
 
 
 def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, remap: dict[str, str] | None = None,
-                configs: Any = None, agent: Any = None, time_scale: float = 1.0) -> dict[str, Any]:
-    """Run a scenario (YAML, rendered to a bag first) or a bag through the facade; score; return the result."""
+                configs: Any = None, agent: Any = None, time_scale: float = 1.0,
+                offset_ns: int = 0) -> dict[str, Any]:
+    """Run a scenario (YAML, rendered to a bag first) or a bag through the facade; score; return the result.
+
+    ``offset_ns`` shifts the input times (a graph replay's restamping offset, for comparing the two runs).
+    """
     from ..core.agent import AgentConfigs, LightOmni
     from . import bagwriter, scoring
     from .result import score_into, write_result
@@ -210,7 +219,7 @@ def run_offline(source: str | pathlib.Path, out_dir: str | pathlib.Path, *, rema
     load_s = time.perf_counter() - t_start
     col = Collector()
     t_run = time.perf_counter()
-    played = _feed(agent, bag, remap, col)
+    played = _feed(agent, bag, remap, col, offset_ns)
     compute_s = time.perf_counter() - t_run
     if own:
         agent.close()

@@ -239,7 +239,6 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
                       embedder=engine.embedder, time_scale=0.0)
     rec_mem = RecordingMemory(engine.memory)
     engine.memory = rec_mem
-    lat, rcfg = agent.cfg.latent, agent.cfg.reflex
     runs: list[SegmentRun] = []
     try:
         sid = 0
@@ -249,8 +248,7 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
             rec_mem.last = []
             if rec['noise']:
                 recent = list(engine.recent)
-                d = engine.decide(seg, lat.speech_threshold, lat.search_threshold, rcfg.k_semantic,
-                                  rcfg.k_episodic, lat.always_answer_questions)
+                d = agent.reflex.decide(seg)       # the node's thresholds and retrieval sizes
                 engine.recent.clear()
                 engine.recent.extend(recent)
                 runs.append(SegmentRun(rec, d.speak, d.response if d.speak else '', d.response_source if d.speak

@@ -57,9 +57,14 @@ def find_trained(name: str, models_dir: str | pathlib.Path | None, marker: str =
 
 
 def adapter_dir(cfg: AdapterConfig, models_dir: str | pathlib.Path | None) -> pathlib.Path | None:
-    """Folder holding the adapters (absolute ``directory``, or inside models_dir / the package's models/)."""
-    for d in [find_trained(cfg.directory, models_dir, f'{n}/adapter_config.json') for n in ADAPTERS]:
-        if d is not None:
+    """Folder holding the adapters (absolute ``directory``, or inside models_dir / the package's models/).
+
+    The first folder, in that order, that holds any adapter: adapters trained together are used together (a
+    models_dir with its own reaction adapter is not mixed with the package's memory adapter).
+    """
+    p = pathlib.Path(cfg.directory).expanduser()
+    for d in [p] if p.is_absolute() else [m / p for m in project_models_dirs(models_dir)]:
+        if any((d / n / 'adapter_config.json').exists() for n in ADAPTERS):
             return d
     return None
 
