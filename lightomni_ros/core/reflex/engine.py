@@ -30,7 +30,7 @@ from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
-from .cache import FeatureCache, PrefixCache, crop_to
+from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .grounding import extractive_answer, is_quote_question, reply_problem, said_by
@@ -41,7 +41,7 @@ from .recall import is_summary_question, summary_answer, window_context, window_
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
                     topic_from_reply)
-from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, StateNode
+from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
 
@@ -154,7 +154,9 @@ class ReflexEngine:
     def cache_stats(self) -> dict[str, int]:
         """Hit/miss counters of both caches."""
         return {'feature_hits': self.features.hits, 'feature_misses': self.features.misses,
-                'prefix_hits': self.prefixes.hits, 'prefix_misses': self.prefixes.misses}
+                'prefix_hits': self.prefixes.hits, 'prefix_misses': self.prefixes.misses,
+                'prefix_reused_tokens': self.prefixes.reused_tokens,
+                'prefix_prefilled_tokens': self.prefixes.prefilled_tokens}
 
     # -- building blocks -------------------------------------------------------------------------------------------
     def segment_features(self, seg: SegmentInput) -> Any:
@@ -185,14 +187,26 @@ class ReflexEngine:
         """Run [prefix of ``kind`` (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
 
         ``system``: the system text of a prefix that is not one of the three passes' (summaries). ``script``
-        replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind).
+        replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind). A prefix whose
+        warm-up has not finished is completed in this same forward call, from the longest cached prefix it shares.
+        Returns the hidden states of ``parts``, the cache, the prefix length and the next position.
         """
         self._adopt_global_state()
         dec = self.backbone.decoder()
-        cache, plen, poff = self._prefix((adapter, self.sg_version, kind), system, script)
-        emb, pos, end = assemble(parts, poff)
-        out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, cache))
-        return out.last_hidden_state[0], cache, plen, end
+        key = (adapter, self.sg_version, kind)
+        entry = self._prefix_entry(key, system, script)
+        rest = entry.ids[entry.done:]
+        emb, pos, end = assemble(([self.backbone.ids_part(rest)] if rest else []) + parts, entry.done)
+        try:
+            out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, entry.cache))
+        except Exception:
+            if rest:
+                self.prefixes.drop(key)     # some layers may hold the tail, others not
+            raise
+        if rest:
+            entry.done = len(entry.ids)
+            self.prefixes.prefilled_tokens += len(rest)
+        return out.last_hidden_state[0][len(rest):], entry.cache, len(entry.ids), end
 
     def prefix_text(self, kind: str, system: str = '', script: str | None = None) -> str:
         """The cacheable prefix of a pass.
@@ -211,44 +225,75 @@ class ReflexEngine:
             return P.memory_prefix(chat)
         return P.system_prefix(system, self.sg_script, chat)
 
-    def _prefix(self, key: tuple[str, int, str], system: str = '',
-                script: str | None = None) -> tuple[Any, int, int]:
-        """The cached prefix of ``key`` (built and stored when missing): cache, length, next position."""
+    def _prefix_entry(self, key: tuple[str, int, str], system: str = '', script: str | None = None) -> PrefixEntry:
+        """The cached prefix of ``key``; when missing, a new entry holding the longest cached prefix it shares.
+
+        The new entry's cache is a copy of that prefix (the older version's entry stays usable until it is evicted);
+        the caller prefills the rest (``entry.ids[entry.done:]``).
+        """
         from transformers import DynamicCache
 
-        hit = self.prefixes.get(key)
-        if hit is not None:
-            return hit
+        entry = self.prefixes.get(key)
+        if entry is not None:
+            return entry
+        ids = list(self.backbone.tokenizer.encode(self.prefix_text(key[2], system, script)))
+        base, n = self.prefixes.closest(key[0], key[2], ids)
+        entry = PrefixEntry(ids=ids, cache=copy_cache(base.cache, n) if base is not None else DynamicCache(), done=n)
+        self.prefixes.reused_tokens += n
+        self.prefixes.put(key, entry)
+        return entry
+
+    def _extend(self, key: tuple[str, int, str], entry: PrefixEntry, stop: Callable[[], bool]) -> bool:
+        """Prefill the rest of ``entry`` in chunks of ``cache.prefill_chunk_tokens``, checking ``stop`` before each.
+
+        Progress is kept in the entry: a user pass, or the next warm-up, goes on from there. False when stopped.
+        """
         dec = self.backbone.decoder()
-        cache = DynamicCache()
-        pemb, ppos, poff = assemble([self.backbone.text_part(self.prefix_text(key[2], system, script))])
-        dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
-        self.prefixes.put(key, cache, pemb.shape[1], poff)
-        return cache, pemb.shape[1], poff
+        chunk = self.cfgs.cache.prefill_chunk_tokens or len(entry.ids)
+        while not entry.complete:
+            if stop():
+                return False
+            piece = entry.ids[entry.done:entry.done + chunk]
+            emb, pos, _ = assemble([self.backbone.ids_part(piece)], entry.done)
+            try:
+                dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, entry.cache))
+            except Exception:
+                self.prefixes.drop(key)
+                raise
+            entry.done += len(piece)
+            self.prefixes.prefilled_tokens += len(piece)
+        return True
 
     @torch.no_grad()
-    def warm_prefixes(self) -> int:
+    def warm_prefixes(self) -> PrefixWarmup:
         """Build the reflex and response S_g prefixes of the current S_g before the next question needs them.
 
-        Called in sleep time: otherwise the first question after every S_g update pays the whole prefix (tens of
-        seconds for a long S_g on a CPU). Returns how many prefixes were built (0 when all were there).
+        Called in sleep time: otherwise the first question after every S_g update pays the changed part of the prefix
+        (tens of seconds for a long S_g on a CPU). Each prefix starts from the cached one sharing the most leading
+        tokens and is prefilled in chunks; a waiting user pass stops the warm-up between chunks (the progress is kept).
         """
+        out = PrefixWarmup()
         if not self.cfgs.cache.prefix:
-            return 0
-        built = 0
+            return out
+        stop = self.preemption.pending
         with self.adapters.lock:
             self._adopt_global_state()
             for role, kind in (('reaction', 'reflex'), ('generation', 'response')):
                 if role == 'reaction' and self.accelerated is not None:
                     continue        # the exported reflex graph runs the whole prompt; it has no prefix cache
-                if self.preemption.halted():
-                    break           # shutting down: the next start builds it
                 with self.adapters.use(role) as active:
                     key = (active, self.sg_version, kind)
-                    if not self.prefixes.has(key):
-                        self._prefix(key)
-                        built += 1
-        return built
+                    if self.prefixes.has(key):
+                        continue
+                    entry = self._prefix_entry(key)
+                    before = entry.done
+                    finished = self._extend(key, entry, stop)
+                    out.prefilled_tokens += entry.done - before
+                    if not finished:
+                        out.preempted = True
+                        break
+                    out.built += 1
+        return out
 
     def full_sequence(self, seg: SegmentInput) -> tuple[torch.Tensor, torch.Tensor]:
         """inputs_embeds [1, L, H] and position ids of the whole reflex prompt (for export and parity checks)."""

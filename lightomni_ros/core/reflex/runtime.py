@@ -162,10 +162,12 @@ class ReflexRuntime:
         """Build the current S_g's reflex and response prefixes, so the next question does not pay for them."""
         t0 = time.perf_counter()
         try:
-            built = self.engine.warm_prefixes()
+            warm = self.engine.warm_prefixes()
         except Exception as e:  # noqa: BLE001 - reported; the next question would build it instead
             return SleepOutcome(kind='failed', ms=_ms(t0), error=f'prefix warm-up: {type(e).__name__}: {e}')
-        return SleepOutcome(kind='prefix_warmup', ms=_ms(t0)) if built else None
+        if warm.preempted:
+            return SleepOutcome(kind='preempted', ms=_ms(t0))
+        return SleepOutcome(kind='prefix_warmup', ms=_ms(t0)) if warm.built or warm.prefilled_tokens else None
 
     def memory_step(self, stop: Callable[[], bool] | None = None) -> SleepOutcome | None:
         """One memory pass on the oldest queued interaction (None when none waits).

@@ -138,6 +138,15 @@ class ReflexOutput:
     text_embedding: np.ndarray | None = None   # e(transcript), reused by retrieval of recent interactions
 
 
+@dataclass
+class PrefixWarmup:
+    """What one sleep-time prefix warm-up did."""
+
+    built: int = 0                # prefixes completed
+    prefilled_tokens: int = 0     # tokens prefilled (the rest came from a cached prefix)
+    preempted: bool = False       # a user pass stopped it between chunks (its progress is kept)
+
+
 @dataclass(kw_only=True)
 class Decision:
     """Everything the node publishes as an Action for one segment."""
