@@ -369,3 +369,41 @@ def test_who_question_is_answered_from_the_profiles(engine):
     d = engine.decide(seg, 0.5, 0.5, 12, 4)
     assert d.speak and d.response_source == 'template' and 'generation' not in d.latency_ms
     assert d.response == 'Today I saw Bob.', 'the asker is not listed'
+
+
+def test_reply_stream_says_the_first_grounded_sentence_early():
+    from lightomni_ros.core.reflex.streaming import ReplyStream, first_sentence
+
+    assert first_sentence('The keys are in the bowl') == '' and first_sentence('In the bowl. They') == 'In the bowl.'
+    got = []
+    stream = ReplyStream(9, got.append, check=lambda s: '' if 'bowl' in s else 'not grounded')
+    for text in ('The keys', 'The keys are in the bowl.', 'The keys are in the bowl. Ana', 'The keys are in the bowl. '
+                 'Ana put them there.'):
+        stream.partial(text)
+    assert [(c.index, c.text, c.final) for c in got] == [(0, 'The keys are in the bowl.', False)]
+    assert stream.finish('The keys are in the bowl. Ana put them there.') == \
+        'The keys are in the bowl. Ana put them there.'
+    assert [(c.index, c.text, c.final) for c in got[1:]] == [(1, 'Ana put them there.', True)]
+    # the whole reply failed and was replaced: what was said stands, the reply ends with it
+    cut = ReplyStream(9, None, check=None)
+    cut.partial('Yes. No')
+    assert cut.finish('a quoted memory') == 'Yes.' and [c.final for c in cut.chunks] == [False, True]
+    # a first sentence that fails its check is not said early; the final reply is said whole
+    held = ReplyStream(9, None, check=lambda s: 'not grounded')
+    held.partial('Mars is red. It')
+    held.partial('Mars is red. It is far. Very')
+    assert held.chunks == [] and held.finish('A memory.') == 'A memory.'
+    assert [(c.index, c.text, c.final) for c in held.chunks] == [(0, 'A memory.', True)]
+
+
+def test_decision_streams_what_it_says(engine):
+    """Every spoken decision reaches the sink in pieces that add up to its response; a silent one sends none."""
+    got = []
+    d = engine.decide(question(44, typed=True), 0.5, 0.5, 12, 4, on_chunk=got.append)
+    assert d.speak and d.response and got == d.chunks and got[-1].final
+    assert ' '.join(c.text for c in got if c.text) == d.response
+    assert 0.0 <= d.latency_ms['first_chunk'] == got[0].ms
+    silent = []
+    quiet = engine.decide(SegmentInput(segment_id=45, start=1.0, end=2.0, transcript='Nice weather.'), 1.01, 1.01,
+                          12, 4, on_chunk=silent.append)
+    assert not quiet.speak and silent == [] and quiet.chunks == []

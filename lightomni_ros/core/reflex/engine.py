@@ -41,6 +41,7 @@ from .recall import is_summary_question, summary_answer, window_context, window_
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
                     topic_from_reply)
+from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
@@ -325,10 +326,12 @@ class ReflexEngine:
 
     @torch.no_grad()
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
-                stop: Callable[[], bool] | None = None, context: str = '') -> tuple[str, int]:
+                stop: Callable[[], bool] | None = None, context: str = '',
+                stream: ReplyStream | None = None) -> tuple[str, int]:
         """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
 
-        ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span).
+        ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span);
+        ``stream`` sees the reply as it is decoded (its first sentence is said early).
         """
         with self.adapters.use('generation') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
@@ -338,9 +341,11 @@ class ReflexEngine:
             hidden, cache, plen, end = self.prefill(kind, parts, active, script=context or None)
             tok = self.backbone.tokenizer
             newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
+            partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
             try:
                 ids, _ = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
-                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop, newline)
+                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop, newline,
+                                           partial)
             finally:
                 crop_to(cache, plen)
         return gen.clean_response(self.backbone.tokenizer.decode(ids)), plen + sum(len(p) for p in parts)
@@ -416,21 +421,25 @@ class ReflexEngine:
 
     # -- the whole decision for one segment --------------------------------------------------------------------
     def decide(self, seg: SegmentInput, speech_threshold: float, search_threshold: float, k_semantic: int,
-               k_episodic: int, always_answer_questions: bool = True) -> Decision:
-        """Reflex pass -> retrieval -> response: everything an Action carries."""
+               k_episodic: int, always_answer_questions: bool = True, on_chunk: ChunkSink | None = None) -> Decision:
+        """Reflex pass -> retrieval -> response: everything an Action carries.
+
+        The spoken response also goes to ``on_chunk`` piece by piece: its first sentence as soon as it is decoded and
+        grounded, then the rest (``Decision.chunks`` keeps them).
+        """
         lat: dict[str, float] = {}
         notes = [] if self.heads.trained else ['heads untrained']
         self.preemption.request()
         t_wait = time.perf_counter()
         try:
             return self._decide(seg, t_wait, lat, notes, speech_threshold, search_threshold, k_semantic,
-                                k_episodic, always_answer_questions)
+                                k_episodic, always_answer_questions, on_chunk)
         finally:
             self.preemption.release_one()
 
     def _decide(self, seg: SegmentInput, t_wait: float, lat: dict[str, float], notes: list[str],
                 speech_threshold: float, search_threshold: float, k_semantic: int, k_episodic: int,
-                always_answer_questions: bool) -> Decision:
+                always_answer_questions: bool, on_chunk: ChunkSink | None) -> Decision:
         with self.adapters.lock:
             lat['preemption_wait'] = (time.perf_counter() - t_wait) * 1000
             self.preemption.record(lat['preemption_wait'])
@@ -470,6 +479,10 @@ class ReflexEngine:
                 if search:
                     memories += self.recent_candidates(seg.utterance, out.text_embedding, window)
             response, source = '', ''
+            rc = self.cfgs.response
+            stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=(
+                lambda text: reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap))
+                if rc.grounding_check else None)
             if speak and not seg.proactive:
                 response = self.people_reply(seg)
                 source = 'template' if response else ''
@@ -484,26 +497,33 @@ class ReflexEngine:
             if speak and not response:
                 t0 = time.perf_counter()
                 context = self.response_memories(memories)
-                response, _ = self.respond(seg, context, stop=self.preemption.halted)
+                response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = reply_problem(response, seg.utterance, memories, self.cfgs.response.grounding_min_overlap)
-                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed) if problem else ''
-                    if quote:
+                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed) \
+                        if problem and not stream.chunks else ''
+                    if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
+                        notes.append(f'reply cut to its first sentence: {problem}')
+                        response = stream.spoken
+                    elif quote:
                         notes.append(f'extractive: {problem}')
                         response, source = quote, 'extractive'
                 if not response:
                     notes.append('empty response from the model')
             if self.backbone.test_model:
                 notes.append('TEST backbone')
+        if speak and response:
+            response = stream.finish(response)
+            lat['first_chunk'] = stream.chunks[0].ms
         self.remember_recent(seg)
         reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
-                        reminders=reminders, sg_version=sg_version)
+                        reminders=reminders, sg_version=sg_version, chunks=stream.chunks)
 
     def _recall(self, seg: SegmentInput, memories: list[MemoryItem], window: TimeWindow, notes: list[str],
                 lat: dict[str, float]) -> tuple[str, str]:

@@ -148,6 +148,17 @@ class PrefixWarmup:
 
 
 @dataclass(kw_only=True)
+class SpeechChunk:
+    """One piece of a spoken reply, ready before the whole reply (msg/SpeechChunk.msg)."""
+
+    segment_id: int     # the segment answered (0: a reminder)
+    index: int          # 0, 1, ... within the reply
+    text: str           # the words to say ('' only on a final piece that adds nothing)
+    final: bool         # the last piece of this reply
+    ms: float = 0.0     # when it was ready, from the start of the decision
+
+
+@dataclass(kw_only=True)
 class Decision:
     """Everything the node publishes as an Action for one segment."""
 
@@ -167,3 +178,5 @@ class Decision:
     reminders: list[ReminderIntent] = field(default_factory=list)
     #: version of the global state S_g the reflex pass read (which memory the decision saw)
     sg_version: int = 0
+    #: the spoken response in the pieces it was published in (the first sentence as soon as it was ready)
+    chunks: list[SpeechChunk] = field(default_factory=list)
