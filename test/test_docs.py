@@ -87,6 +87,11 @@ SMALL: dict[str, tuple[str, str]] = {
         'the same benchmark as a smoke run (--quick, the dev split alone: short conversations and the meeting clip) '
         'without the offline model comparison; the figures in README.md and docs/PERCEPTION.md are measured by hand '
         'with the full run'),
+    'lightomni bench live --json live.json': (
+        'lightomni bench live --quick --live-minutes 0.5 --live-horizons 1day --live-entries 2000 --json live.json',
+        'the same benchmark (scenario from the shared media and TTS, its own launched graph on a pre-filled memory, '
+        'replay at 1x, drain, figures, plot) on 30 s of conversation and the 1-day horizon; the 20-minute run at '
+        'both horizons is measured by hand for the README'),
 }
 
 

@@ -12,7 +12,7 @@ from rclpy.serialization import deserialize_message, serialize_message
 
 EXPECTED_MSGS = {'Ack', 'Action', 'AudioInfo', 'AudioStamped', 'FaceGallery', 'FaceIdentity', 'FaceObservation',
                  'GlobalState', 'GlobalStateNode', 'Keyframe', 'MemoryEntry', 'Profile', 'Reminder', 'Segment',
-                 'SpeakerTurn', 'StageLatency', 'Topic', 'VoiceGallery', 'VoiceIdentity', 'WordTiming'}
+                 'SpeakerTurn', 'SpeechChunk', 'StageLatency', 'Topic', 'VoiceGallery', 'VoiceIdentity', 'WordTiming'}
 EXPECTED_SRVS = {'ExportMemory', 'Forget', 'GetGlobalState', 'ImportMemory', 'ListProfiles', 'QueryMemory',
                  'Remember', 'Summarize'}
 

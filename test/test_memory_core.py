@@ -164,6 +164,26 @@ def test_merge_plan_goes_stale_and_render_budget():
     assert not over_full and full.splitlines()[0].startswith('L1 [') and full_tokens > tokens
 
 
+def test_sg_updates_change_only_a_bounded_tail():
+    """A new leaf appends to the script; a merge rewrites only from its parent's level on (the prefix KV is reused)."""
+    k = 4
+    tree, _, _ = _grow(k, 0)
+    before = tree.render(100_000, UTC)[0]
+    for seg in range(1, 200):
+        tree.add_leaf(SgNode(1000 + seg, 0, seg * 30.0, seg * 30.0 + 29, seg, seg, f'segment {seg}'))
+        grown = tree.render(100_000, UTC)[0]
+        assert grown.startswith(before)                       # a leaf only appends
+        before = grown
+        while (plan := tree.next_merge()) is not None:
+            kept = [n for level in reversed(tree.levels[plan.level + 1:]) for n in level]
+            tree.apply(plan, tree.merged(plan, 5000 + seg * 10 + plan.level, 'merged'))
+            after = tree.render(100_000, UTC)[0]
+            head = '\n'.join(line for line in before.splitlines()[:len(kept)])
+            assert after.startswith(head)                     # the levels above the merge stay as they were
+            assert len(after.splitlines()) - len(kept) <= k * tree.depth()
+            before = after
+
+
 # -- summaries -----------------------------------------------------------------------------------------------------
 def test_extractive_summary_is_bounded_deterministic_and_labelled():
     texts = [f'saw a red ball in the kitchen; heard "item {i} is on the table"' for i in range(8)]

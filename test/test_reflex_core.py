@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -286,11 +288,79 @@ def test_global_state_update_never_waits_for_the_model(engine):
 
 def test_prefixes_are_warmed_in_sleep_time(engine):
     engine.set_global_state(engine.sg_version + 1, engine.sg_script + '\nAna watered the plants.')
-    assert engine.warm_prefixes() == (1 if engine.accelerated is not None else 2)
-    assert engine.warm_prefixes() == 0                   # nothing left to build for this S_g
+    assert engine.warm_prefixes().built == (1 if engine.accelerated is not None else 2)
+    assert engine.warm_prefixes().built == 0                   # nothing left to build for this S_g
     misses = engine.prefixes.misses
     engine.decide(question(40), 0.5, 0.5, 12, 4)          # reflex + response passes: both prefixes were ready
     assert engine.prefixes.misses == misses
+
+
+def scratch_logits(engine, seg):
+    """Logits of the reflex prompt's last token and the soft-prompt hidden states, prefilled from nothing."""
+    with torch.no_grad():
+        emb, pos = engine.full_sequence(seg)
+        hidden = engine.backbone.decoder()(inputs_embeds=emb, position_ids=pos).last_hidden_state[0]
+    return engine.backbone.logits(hidden[-1:]), hidden[-engine.heads.n_prompts:]
+
+
+def reflex_logits(engine, seg):
+    """The same through the engine's cached prefix (whatever it reused)."""
+    with torch.no_grad(), engine.adapters.use('reaction') as active:
+        parts = engine.segment_parts(seg) + [engine.soft_part()]
+        hidden, cache, plen, _ = engine.prefill('reflex', parts, active)
+        from lightomni_ros.core.reflex.cache import crop_to
+        crop_to(cache, plen)
+    return engine.backbone.logits(hidden[-1:]), hidden[-engine.heads.n_prompts:]
+
+
+def test_new_global_state_reuses_the_unchanged_prefix(engine):
+    """An appended S_g line: the prefix KV is copied up to the first changed token; outputs equal a fresh prefill."""
+    seg = question(41)
+    engine.set_global_state(engine.sg_version + 1, engine.sg_script + '\n[10:20--10:25] Ana fed the cat.')
+    engine.warm_prefixes()
+    old_len = len(engine.prefixes.get(('reaction', engine.sg_version, 'reflex')).ids)
+    reused, prefilled = engine.prefixes.reused_tokens, engine.prefixes.prefilled_tokens
+    engine.set_global_state(engine.sg_version + 1, engine.sg_script + '\n[10:30--10:31] Ana took an umbrella.')
+    got = reflex_logits(engine, seg)
+    entry = engine.prefixes.get(('reaction', engine.sg_version, 'reflex'))
+    assert entry.complete and len(entry.ids) > old_len
+    # everything before the old prefix's closing tokens was reused; only the new tail was prefilled
+    assert engine.prefixes.reused_tokens - reused >= old_len - 4
+    assert engine.prefixes.prefilled_tokens - prefilled <= len(entry.ids) - old_len + 4
+    want = scratch_logits(engine, seg)
+    for a, b in zip(got, want):
+        assert torch.allclose(a, b, atol=2e-3, rtol=1e-3)
+
+
+def test_chunked_warmup_yields_to_a_user_pass(engine):
+    """A question arriving mid warm-up stops it between chunks, completes the prefix itself and sees the new S_g."""
+    import threading
+
+    chunk = engine.cfgs.cache.prefill_chunk_tokens
+    engine.cfgs.cache.prefill_chunk_tokens = 2
+    try:
+        engine.warm_prefixes()
+        tail = ' '.join(f'[11:{i:02d}--11:{i:02d}] Bob moved box {i} from the shelf to the table.' for i in range(40))
+        engine.set_global_state(engine.sg_version + 1, engine.sg_script + '\n' + tail)
+        result = {}
+        warm = threading.Thread(target=lambda: result.setdefault('warm', engine.warm_prefixes()))
+        started = engine.prefixes.prefilled_tokens
+        warm.start()
+        deadline = time.monotonic() + 120
+        while engine.prefixes.prefilled_tokens == started and warm.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.001)     # the warm-up's first chunk is in; the question arrives now
+        d = engine.decide(question(42), 0.5, 0.5, 12, 4)
+        warm.join(120)
+        assert not warm.is_alive() and result['warm'].preempted and result['warm'].built == 0
+        assert d.sg_version == engine.sg_version and 'preemption_wait' in d.latency_ms
+        entry = engine.prefixes.get(('reaction', engine.sg_version, 'reflex'))
+        assert entry.complete                       # the user pass prefilled the rest as part of its prompt
+        assert abs(engine.reflex_pass(question(42)).p_speech - d.p_speech) < 1e-4
+        got, want = reflex_logits(engine, question(43)), scratch_logits(engine, question(43))
+        assert all(torch.allclose(a, b, atol=2e-3, rtol=1e-3) for a, b in zip(got, want))
+        assert not engine.warm_prefixes().preempted     # nothing waits now: the warm-up finishes what is left
+    finally:
+        engine.cfgs.cache.prefill_chunk_tokens = chunk
 
 
 def test_who_question_is_answered_from_the_profiles(engine):
@@ -299,3 +369,41 @@ def test_who_question_is_answered_from_the_profiles(engine):
     d = engine.decide(seg, 0.5, 0.5, 12, 4)
     assert d.speak and d.response_source == 'template' and 'generation' not in d.latency_ms
     assert d.response == 'Today I saw Bob.', 'the asker is not listed'
+
+
+def test_reply_stream_says_the_first_grounded_sentence_early():
+    from lightomni_ros.core.reflex.streaming import ReplyStream, first_sentence
+
+    assert first_sentence('The keys are in the bowl') == '' and first_sentence('In the bowl. They') == 'In the bowl.'
+    got = []
+    stream = ReplyStream(9, got.append, check=lambda s: '' if 'bowl' in s else 'not grounded')
+    for text in ('The keys', 'The keys are in the bowl.', 'The keys are in the bowl. Ana', 'The keys are in the bowl. '
+                 'Ana put them there.'):
+        stream.partial(text)
+    assert [(c.index, c.text, c.final) for c in got] == [(0, 'The keys are in the bowl.', False)]
+    assert stream.finish('The keys are in the bowl. Ana put them there.') == \
+        'The keys are in the bowl. Ana put them there.'
+    assert [(c.index, c.text, c.final) for c in got[1:]] == [(1, 'Ana put them there.', True)]
+    # the whole reply failed and was replaced: what was said stands, the reply ends with it
+    cut = ReplyStream(9, None, check=None)
+    cut.partial('Yes. No')
+    assert cut.finish('a quoted memory') == 'Yes.' and [c.final for c in cut.chunks] == [False, True]
+    # a first sentence that fails its check is not said early; the final reply is said whole
+    held = ReplyStream(9, None, check=lambda s: 'not grounded')
+    held.partial('Mars is red. It')
+    held.partial('Mars is red. It is far. Very')
+    assert held.chunks == [] and held.finish('A memory.') == 'A memory.'
+    assert [(c.index, c.text, c.final) for c in held.chunks] == [(0, 'A memory.', True)]
+
+
+def test_decision_streams_what_it_says(engine):
+    """Every spoken decision reaches the sink in pieces that add up to its response; a silent one sends none."""
+    got = []
+    d = engine.decide(question(44, typed=True), 0.5, 0.5, 12, 4, on_chunk=got.append)
+    assert d.speak and d.response and got == d.chunks and got[-1].final
+    assert ' '.join(c.text for c in got if c.text) == d.response
+    assert 0.0 <= d.latency_ms['first_chunk'] == got[0].ms
+    silent = []
+    quiet = engine.decide(SegmentInput(segment_id=45, start=1.0, end=2.0, transcript='Nice weather.'), 1.01, 1.01,
+                          12, 4, on_chunk=silent.append)
+    assert not quiet.speak and silent == [] and quiet.chunks == []

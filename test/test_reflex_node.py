@@ -11,7 +11,7 @@ from builtin_interfaces.msg import Time
 
 from harness import wait_for
 from lightomni_ros.launch_runner.lifecycle import LifecycleClient
-from lightomni_ros.msg import Action, FaceObservation, Reminder, Segment, Topic
+from lightomni_ros.msg import Action, FaceObservation, Reminder, Segment, SpeechChunk, Topic
 from lightomni_ros.nodes.common import RELIABLE_QOS
 from lightomni_ros.srv import QueryMemory, Summarize
 
@@ -33,6 +33,7 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
                           '-p', 'backbone.threads:=1', '-p', f'sleep_queue_path:={tmp_path / "reflex_queue.db"}',
                           name='reflex')
     actions = ros.collect(Action, f'{NS}/actions', RELIABLE_QOS)
+    speech = ros.collect(SpeechChunk, f'{NS}/actions/speech', RELIABLE_QOS)
     topics = ros.collect(Topic, f'{NS}/topics', RELIABLE_QOS)
     requested = ros.collect(Reminder, f'{NS}/reminders/new', RELIABLE_QOS)
     pub = ros.node.create_publisher(Segment, f'{NS}/segments', RELIABLE_QOS)
@@ -46,7 +47,8 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     wait_for(lambda: pub.get_subscription_count() > 0, 20, what='reflex subscribed to segments')
 
     seg = Segment(segment_id=41, trigger=Segment.TRIGGER_END_OF_SPEECH,
-                  transcript='Remember that my sister Lena lives in Porto. What is her name?',
+                  # addressed to the robot: the reaction head stays quiet for speech that is not
+                  transcript='Robot, remember that my sister Lena lives in Porto. Robot, what is her name?',
                   faces=[FaceObservation(face_id='<face_1>')], visual_tags=['living room'])
     seg.start = seg.end = seg.speech_end = _now(ros)
     pub.publish(seg)
@@ -58,6 +60,13 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     assert a.backend.startswith('torch') and a.response_source in ('generated', 'extractive')
     stages = {s.stage: s.ms for s in a.latency}
     assert {'reflex', 'retrieval', 'generation', 'eos_to_action'} <= set(stages), stages
+    # the reply in pieces for text-to-speech: published before the Action, the same words in total
+    pieces = wait_for(lambda: [c for c in speech if c.segment_id == 41] if any(
+        c.segment_id == 41 and c.final for c in speech) else None, 30, what='the final SpeechChunk of segment 41')
+    assert [c.index for c in pieces] == list(range(len(pieces))) and pieces[-1].final
+    assert ' '.join(c.text for c in pieces if c.text) == a.response
+    stamp = (pieces[0].header.stamp.sec, pieces[0].header.stamp.nanosec)
+    assert stamp <= (a.header.stamp.sec, a.header.stamp.nanosec) and 'first_chunk' in stages
 
     # sleep time: the memory pass writes a Topic that the consolidation node stores
     wait_for(lambda: any(t.segment_id == 41 for t in topics), 120, what=f'Topic 41\n{reflex.output[-3000:]}')
@@ -75,6 +84,8 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     wait_for(lambda: any(a.source == Action.SOURCE_REMINDER for a in actions), 30, what='reminder action')
     r = next(a for a in actions if a.source == Action.SOURCE_REMINDER)
     assert r.speak and 'take the medicine' in r.response and r.response_source == 'template'
+    said = wait_for(lambda: [c for c in speech if c.segment_id == 0 and c.final], 30, what='the reminder spoken')
+    assert said[0].text == r.response and said[0].index == 0
     # a time intent is sent to the consolidation node when it is answered, not only in the later Topic
     seg.segment_id, seg.transcript = 42, 'Please remind me to feed the cat in ten minutes.'
     seg.start = seg.end = seg.speech_end = _now(ros)

@@ -287,3 +287,25 @@ def test_sample_scenario_is_valid_and_covers_the_capabilities(tmp_path: pathlib.
     shutil.copy(SAMPLE, tmp_path / 'scenario.yaml')
     with pytest.raises(ScenarioError, match='file .* not found'):
         scenario.load(tmp_path / 'scenario.yaml')
+
+
+@pytest.mark.skipif(not pathlib.Path('/work/shared/media/MANIFEST.md').is_file(), reason='development media absent')
+def test_live_benchmark_scenario_is_valid_and_asks_about_what_was_said(tmp_path: pathlib.Path) -> None:
+    import yaml
+
+    from lightomni_ros.eval import bench_live
+
+    data = bench_live.scenario(12, bench_live.MEDIA, seed=3)
+    path = tmp_path / 'live.yaml'
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    sc = scenario.load(path)
+    said = [(i.person, i.text) for i in sc.items if i.kind == 'say']
+    kinds = {i.kind for i in sc.items}
+    assert {'say', 'audio', 'video', 'idle'} <= kinds and len({i.person for i in sc.items if i.person}) >= 3
+    assert all(i.image is None for i in sc.items if i.kind == 'audio')      # overheard: nobody in view
+    assert len(sc.probes) >= 10 and len({p.after for p in sc.probes}) == len(sc.probes)
+    for p in sc.probes:     # every answer was said, by the person asked about, before the question
+        who, thing = p.ask.split('where did ')[1].split(' put the ')
+        thing = thing.rstrip('?')
+        told = [t for person, t in said if person == who and f'my {thing} in the {p.expect_any[0]}.' in t]
+        assert told, p.ask

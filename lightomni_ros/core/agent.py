@@ -72,7 +72,8 @@ class AgentAction(Decision):
         """The Action a decision becomes (as the node publishes it: the response only when the robot speaks)."""
         fields = {f.name: getattr(d, f.name) for f in dataclasses.fields(Decision)}
         fields.update(response=d.response if d.speak else '', response_source=d.response_source if d.speak else '',
-                      memory_ids=list(d.memory_ids), latency_ms=dict(d.latency_ms), notes=list(d.notes))
+                      memory_ids=list(d.memory_ids), latency_ms=dict(d.latency_ms), notes=list(d.notes),
+                      chunks=list(d.chunks))
         return cls(**fields, source=source, speech_end=speech_end, t=t, compute_ms=compute_ms)
 
 

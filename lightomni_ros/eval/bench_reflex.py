@@ -12,7 +12,10 @@ Measured in one run:
 - ``sg_latency_ratio_6mo_1h``: reflex-pass latency (prefix cache on) with a 6-month-sized global state over a
   1-hour-sized one (node counts from the k = 8 merge rule, segments of 30 s);
 - ``eos_to_action_ms_p50``: end of speech -> Action (reflex pass, retrieval from an in-process store, response)
-  on the default backbone (SmolLM2-135M-Instruct), segments already closed (perception time not included).
+  on the default backbone (SmolLM2-135M-Instruct), segments already closed (perception time not included);
+- ``prefix_update_ms.{from_scratch,reused}``: the reflex and response prefixes of a 6-month S_g after one appended
+  line, built from nothing vs extended from the cached version; ``preemption_wait_ms``: how long a question waited for
+  the chunked warm-up of a new S_g (its bound: one ``cache.prefill_chunk_tokens`` chunk).
 """
 
 from __future__ import annotations
@@ -231,6 +234,48 @@ def _text_eos(dev: str, quick: bool, embedder: Any, report) -> None:  # noqa: AN
                   f'{text.backbone.name} on {text.backbone.device}, response up to '
                   f'{text.cfgs.backbone.max_new_tokens} tokens')
     report.note(f'last response: {d.response!r}; heads {"trained" if text.heads.trained else "untrained"}')
+    _prefix_reuse(text, quick, report)
+
+
+def _prefix_reuse(eng: ReflexEngine, quick: bool, report) -> None:  # noqa: ANN001
+    """A new S_g version at 6 months: its prefix from scratch vs extended from the cached one; a question mid warm-up.
+
+    The first question after an S_g change used to wait for the whole prefix; now the warm-up copies the cached
+    prefix up to the first changed token, prefills the rest in chunks and yields to a question between chunks.
+    """
+    import threading
+
+    base = sg_script(live_nodes(120 if quick else 6 * 30 * 24 * 120), seed=7)
+    line = '\n[node new] Ana put the blue umbrella by the door and asked the robot to remind her at six.'
+    eng.set_global_state(100, base)
+    eng.warm_prefixes()
+    eng.set_global_state(101, base + line)
+    t0 = time.perf_counter()
+    reused, filled = eng.prefixes.reused_tokens, eng.prefixes.prefilled_tokens
+    eng.warm_prefixes()
+    reuse_ms = (time.perf_counter() - t0) * 1000.0
+    reused, filled = eng.prefixes.reused_tokens - reused, eng.prefixes.prefilled_tokens - filled
+    eng.prefixes.invalidate()
+    t0 = time.perf_counter()
+    eng.warm_prefixes()
+    scratch_ms = (time.perf_counter() - t0) * 1000.0
+    report.figure('prefix_update_ms', {'from_scratch': round(scratch_ms, 1), 'reused': round(reuse_ms, 1)}, 'ms',
+                  f'reflex + response prefixes after one appended S_g line; {reused} tokens reused, {filled} '
+                  f'prefilled; S_g ~{len(eng.backbone.tokenizer.encode(base))} tokens')
+    # a question arrives while the warm-up prefills a long new tail (a merge rewrote the newest lines)
+    eng.set_global_state(102, base + line + '\n' + sg_script(12, seed=8))
+    warm = threading.Thread(target=eng.warm_prefixes)
+    filled = eng.prefixes.prefilled_tokens
+    warm.start()
+    while eng.prefixes.prefilled_tokens == filled and warm.is_alive():
+        time.sleep(0.001)
+    d = eng.decide(SegmentInput(segment_id=6000, start=0.0, end=5.0, transcript='Where is the umbrella?'),
+                   0.5, 0.5, 12, 4)
+    warm.join()
+    report.figure('preemption_wait_ms', round(d.latency_ms['preemption_wait'], 1), 'ms',
+                  f'a question during the chunked prefix warm-up (cache.prefill_chunk_tokens='
+                  f'{eng.cfgs.cache.prefill_chunk_tokens}); its whole reflex pass {d.latency_ms["reflex"]:.0f} ms '
+                  'includes the rest of the prefix')
 
 
 def run(args: argparse.Namespace, report) -> None:  # noqa: ANN001

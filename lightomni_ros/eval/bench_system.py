@@ -77,26 +77,31 @@ def _topic(rng: random.Random, i: int, t0: float) -> Any:
                      response='', producer='bench-synthetic')
 
 
-def _fill_real(agent: Any, segments: int, t0: float) -> float:
-    """Consolidate ``segments`` synthetic Topics with the real embedder (extractive merges); return seconds."""
+def fill_real(m: Any, segments: int, t0: float) -> float:
+    """Consolidate ``segments`` synthetic Topics into the consolidation runtime ``m``; return seconds.
+
+    Real embeddings, extractive merges (the model's time is not what a fill measures).
+    """
     from ..core.consolidation.summarizer import ExtractiveSummarizer
 
     rng = random.Random(segments)
-    model_summarizer = agent.memory.summarizer
-    agent.memory.summarizer = ExtractiveSummarizer()
+    model_summarizer = m.summarizer
+    m.summarizer = ExtractiveSummarizer()
     t = time.perf_counter()
     try:
         for i in range(segments):
-            agent.memory.enqueue(_topic(rng, i, t0))
-        agent.memory.process_all()
+            m.enqueue(_topic(rng, i, t0))
+        m.process_all()
     finally:
-        agent.memory.summarizer = model_summarizer
-    agent.now = max(agent.now, t0 + segments * SEGMENT_S)
+        m.summarizer = model_summarizer
     return time.perf_counter() - t
 
 
-def _fill_simulated(agent: Any, segments: int, entries: int, t0: float) -> tuple[float, int]:
-    """S_g over ``segments`` leaves (extractive merges) and a store of ``entries`` synthetic rows; return (s, nodes)."""
+def fill_simulated(m: Any, segments: int, entries: int, t0: float, persist: bool = False) -> tuple[float, int]:
+    """S_g over ``segments`` leaves and ``entries`` synthetic rows in the consolidation runtime ``m``: (seconds, nodes).
+
+    Merges are extractive; ``persist`` also writes S_g's live nodes to the store (a node started on it reads them).
+    """
     from tqdm import tqdm
 
     from ..core.consolidation.summarizer import ExtractiveSummarizer
@@ -104,7 +109,6 @@ def _fill_simulated(agent: Any, segments: int, entries: int, t0: float) -> tuple
     from .bench_memory import _bulk_store
 
     t = time.perf_counter()
-    m = agent.memory
     rng = random.Random(1)
     mcfg = m.memory.cfg
     tree, summ, nid = MergeTree(mcfg.k), ExtractiveSummarizer(), 1
@@ -119,12 +123,14 @@ def _fill_simulated(agent: Any, segments: int, entries: int, t0: float) -> tuple
             tree.apply(plan, tree.merged(plan, nid, text))
             nid += 1
     _bulk_store(m, entries, np.random.default_rng(0))
+    if persist:
+        for n in tree.nodes():
+            n.id = m.store.add_sg_node(n.level, n.start, n.end, n.first_segment, n.last_segment, n.text,
+                                       face_ids=n.face_ids, producer='bench-simulated')
     with m.memory.lock:
         m.memory.tree = tree
         with m.store.transaction():
             m.store.bump('sg.version')
-    agent.now = max(agent.now, t0 + segments * SEGMENT_S)
-    agent._state_changed()
     return time.perf_counter() - t, len(tree.nodes())
 
 
@@ -213,9 +219,10 @@ def _horizon(agent: Any, name: str, segments: int, entries: int, questions: list
 
     t0 = 1.7e9
     if name == '6mo':
-        took, nodes = _fill_simulated(agent, segments, entries, t0)
+        took, nodes = fill_simulated(agent.memory, segments, entries, t0)
     else:
-        took, nodes = _fill_real(agent, segments, t0), len(agent.memory.tree.nodes())
+        took, nodes = fill_real(agent.memory, segments, t0), len(agent.memory.tree.nodes())
+    agent.now = max(agent.now, t0 + segments * SEGMENT_S)
     agent._state_changed()
     v = agent.memory.global_state()
     stored = agent.memory.entries.count(KIND_SEMANTIC) + agent.memory.entries.count(KIND_EPISODIC)

@@ -39,7 +39,9 @@ log = logging.getLogger('lightomni.eval.replay')
 OUTPUTS = {
     'segments': ('lightomni_ros/msg/Segment', 'reliable'),
     'actions': ('lightomni_ros/msg/Action', 'reliable'),
+    'actions/speech': ('lightomni_ros/msg/SpeechChunk', 'reliable'),
     'topics': ('lightomni_ros/msg/Topic', 'reliable'),
+    'topics/ack': ('lightomni_ros/msg/Ack', 'reliable'),
     'global_state': ('lightomni_ros/msg/GlobalState', 'latched'),
     'reminders/new': ('lightomni_ros/msg/Reminder', 'reliable'),
     'reminders/due': ('lightomni_ros/msg/Reminder', 'reliable'),

@@ -18,6 +18,7 @@ from sensor_msgs.msg import CompressedImage, RegionOfInterest
 
 from lightomni_ros.msg import (Ack, Action, FaceIdentity, FaceObservation, GlobalState, Keyframe, MemoryEntry,
                                Profile, Reminder, Segment, SpeakerTurn, StageLatency, Topic, VoiceIdentity, WordTiming)
+from lightomni_ros.msg import SpeechChunk as SpeechChunkMsg
 from lightomni_ros.srv import Summarize
 
 from ..core.memory import profiles as prof
@@ -28,7 +29,7 @@ from ..core.perception.runtime import GalleryEntry
 from ..core.perception.voices import VoiceEvent, VoiceGalleryEntry
 from ..core.reflex.people import PersonSeen
 from ..core.reflex.retrieval import entry_item, profile_item
-from ..core.reflex.types import Decision, MemoryItem, StateNode
+from ..core.reflex.types import Decision, MemoryItem, SpeechChunk, StateNode
 from ..core.segment import FaceSeen, KeyframeData, SegmentData, SpeakerTurn as TurnData, WordData
 from ..core.summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 from ..core.topic import ReminderIntent, TopicData
@@ -166,6 +167,13 @@ def action_msg(d: Decision, source: int, speech_end: Time, stamp: Time, latency:
     a.header.stamp = stamp
     a.latency = [StageLatency(stage=k, ms=float(v)) for k, v in latency.items()]
     return a
+
+
+def speech_chunk_msg(c: SpeechChunk, stamp: Time) -> SpeechChunkMsg:
+    """A piece of a spoken reply -> SpeechChunk."""
+    m = SpeechChunkMsg(segment_id=max(0, int(c.segment_id)), index=int(c.index), text=c.text, final=bool(c.final))
+    m.header.stamp = stamp
+    return m
 
 
 def state_nodes(msg: GlobalState) -> list[StateNode]:

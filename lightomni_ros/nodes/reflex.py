@@ -14,7 +14,7 @@ from __future__ import annotations
 import collections
 import threading
 import time
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 from builtin_interfaces.msg import Time
@@ -23,19 +23,20 @@ from rclpy.lifecycle import LifecycleNode, LifecycleState, TransitionCallbackRet
 from rclpy.node import Node
 
 from lightomni_ros.msg import Ack, Action, GlobalState, Reminder, Segment, Topic
+from lightomni_ros.msg import SpeechChunk as SpeechChunkMsg
 from lightomni_ros.srv import Forget, ListProfiles, QueryMemory, Summarize
 
 from ..core.config import ConfigError, section_classes
 from ..core.reflex.people import PersonSeen
 from ..core.reflex.retrieval import MemoryQuery
 from ..core.reflex.runtime import ReflexConfigs, ReflexRuntime, SleepOutcome
-from ..core.reflex.types import Decision, Retrieved
+from ..core.reflex.types import Decision, Retrieved, SpeechChunk
 from ..core.timing import StageTimer
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure, run_node)
 from .messages import (ack_msg, action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen,
-                       profile_memory_item, reminder_msg, segment_from_msg, state_nodes, summary_request_from, to_time,
-                       topic_msg)
+                       profile_memory_item, reminder_msg, segment_from_msg, speech_chunk_msg, state_nodes,
+                       summary_request_from, to_time, topic_msg)
 
 CONFIG_SECTIONS = section_classes(ReflexConfigs)
 
@@ -123,6 +124,7 @@ class ReflexNode(LifecycleNode):
         io, cfg = self._io, self.cfg.reflex
         sub_group = MutuallyExclusiveCallbackGroup()
         self._pub_action = io.add(self.create_publisher(Action, 'actions', RELIABLE_QOS))
+        self._pub_speech = io.add(self.create_publisher(SpeechChunkMsg, 'actions/speech', RELIABLE_QOS))
         self._pub_topic = io.add(self.create_publisher(Topic, 'topics', RELIABLE_QOS))
         self._pub_reminder = io.add(self.create_publisher(Reminder, 'reminders/new', RELIABLE_QOS))
         self._pub_seg_ack = io.add(self.create_publisher(Ack, 'segments/ack', RELIABLE_QOS))
@@ -214,7 +216,8 @@ class ReflexNode(LifecycleNode):
             if msg.id and self.rt.sleep.reminder_spoken_before(msg.id):
                 self.diag.count('reminders.duplicate')      # delivered again: confirmed, not said twice
             else:
-                self._publish_action(self.rt.reminder(msg.id, msg.text), Action.SOURCE_REMINDER, Time())
+                d = self.rt.reminder(msg.id, msg.text, self._speech_sink(Time()))
+                self._publish_action(d, Action.SOURCE_REMINDER, Time())
                 if msg.id:
                     self.rt.sleep.reminder_spoken(msg.id)
                 self.diag.count('reminders')
@@ -250,7 +253,7 @@ class ReflexNode(LifecycleNode):
         seg = segment_from_msg(msg)
         age = self.get_clock().now().nanoseconds * 1e-9 - from_time(msg.header.stamp) if is_set(msg.header.stamp) \
             else None
-        answered = self.rt.answer(seg, age)
+        answered = self.rt.answer(seg, age, self._speech_sink(msg.speech_end))
         if answered is None:       # a re-sent copy: answered the first time; acknowledge it again
             self.diag.count('segments.duplicate')
             self._ack_segment(msg, Ack.DUPLICATE, 'duplicate')
@@ -267,6 +270,15 @@ class ReflexNode(LifecycleNode):
             self.diag.count('reminders.requested')
         self._queue_diag()
         self.diag.count('segments')
+
+    def _speech_sink(self, speech_end: Time) -> Callable[[SpeechChunk], None]:
+        """Publish each piece of a reply as it is ready; time the first against the end of the speech it answers."""
+        def publish(chunk: SpeechChunk) -> None:
+            now = self.get_clock().now()
+            self._pub_speech.publish(speech_chunk_msg(chunk, now.to_msg()))
+            if chunk.index == 0 and is_set(speech_end):
+                self.timer.add('eos_to_first_chunk', (now.nanoseconds * 1e-9 - from_time(speech_end)) * 1000.0)
+        return publish
 
     def _ack_segment(self, msg: Segment, status: int, text: str) -> None:
         self._pub_seg_ack.publish(ack_msg(msg.segment_id, from_time(msg.start), status, text,

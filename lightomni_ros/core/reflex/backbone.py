@@ -197,7 +197,10 @@ class _Base:
 
     def text_part(self, text: str) -> Part:
         """Embed ``text`` as a prompt part."""
-        ids = self.tokenizer.encode(text)
+        return self.ids_part(self.tokenizer.encode(text))
+
+    def ids_part(self, ids: Sequence[int]) -> Part:
+        """Embed token ids as a text prompt part."""
         n = len(ids)
         pos = torch.arange(n, device=self.device).unsqueeze(0).expand(self.pos_dims, n)
         return Part(self._embed_ids(ids), pos, n, 'text')

@@ -77,7 +77,16 @@ class CacheConfig:
 
     features: bool = param(True, 'Reuse each segment\'s encoder outputs / rendered perception across its passes.')
     feature_entries: int = param(64, 'Segments kept in the feature cache (least recently used evicted).', min=1)
-    prefix: bool = param(True, 'Reuse the S_g prefix KV cache per adapter until the global-state version changes.')
+    prefix: bool = param(True, 'Reuse the S_g prefix KV cache per adapter until the global-state version changes; a '
+                               'new version starts from the cached prefix sharing the most leading tokens with it '
+                               '(S_g grows at its tail) and prefills only the rest.')
+    prefill_chunk_tokens: int = param(64, 'Sleep-time prefix warm-up prefills the changed tail of a new S_g in chunks '
+                                          'of this many tokens and yields to a waiting user pass between chunks '
+                                          '(the user pass then prefills what is left as part of its own prompt). A '
+                                          'question therefore waits at most one chunk\'s prefill for the warm-up '
+                                          '(or one decoded token of a memory pass or summary), whatever the length '
+                                          'of S_g; smaller chunks lower that bound and cost more forward calls. 0 '
+                                          'prefills the whole tail at once (not pre-emptible).', min=0)
 
 
 @dataclass

@@ -30,7 +30,7 @@ from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
-from .cache import FeatureCache, PrefixCache, crop_to
+from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .grounding import extractive_answer, is_quote_question, reply_problem, said_by
@@ -41,7 +41,8 @@ from .recall import is_summary_question, summary_answer, window_context, window_
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
                     topic_from_reply)
-from .types import Decision, MemoryItem, ReflexOutput, Retrieved, SegmentInput, StateNode
+from .streaming import ChunkSink, ReplyStream
+from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
 
@@ -154,7 +155,9 @@ class ReflexEngine:
     def cache_stats(self) -> dict[str, int]:
         """Hit/miss counters of both caches."""
         return {'feature_hits': self.features.hits, 'feature_misses': self.features.misses,
-                'prefix_hits': self.prefixes.hits, 'prefix_misses': self.prefixes.misses}
+                'prefix_hits': self.prefixes.hits, 'prefix_misses': self.prefixes.misses,
+                'prefix_reused_tokens': self.prefixes.reused_tokens,
+                'prefix_prefilled_tokens': self.prefixes.prefilled_tokens}
 
     # -- building blocks -------------------------------------------------------------------------------------------
     def segment_features(self, seg: SegmentInput) -> Any:
@@ -185,14 +188,26 @@ class ReflexEngine:
         """Run [prefix of ``kind`` (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
 
         ``system``: the system text of a prefix that is not one of the three passes' (summaries). ``script``
-        replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind).
+        replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind). A prefix whose
+        warm-up has not finished is completed in this same forward call, from the longest cached prefix it shares.
+        Returns the hidden states of ``parts``, the cache, the prefix length and the next position.
         """
         self._adopt_global_state()
         dec = self.backbone.decoder()
-        cache, plen, poff = self._prefix((adapter, self.sg_version, kind), system, script)
-        emb, pos, end = assemble(parts, poff)
-        out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, cache))
-        return out.last_hidden_state[0], cache, plen, end
+        key = (adapter, self.sg_version, kind)
+        entry = self._prefix_entry(key, system, script)
+        rest = entry.ids[entry.done:]
+        emb, pos, end = assemble(([self.backbone.ids_part(rest)] if rest else []) + parts, entry.done)
+        try:
+            out = dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, entry.cache))
+        except Exception:
+            if rest:
+                self.prefixes.drop(key)     # some layers may hold the tail, others not
+            raise
+        if rest:
+            entry.done = len(entry.ids)
+            self.prefixes.prefilled_tokens += len(rest)
+        return out.last_hidden_state[0][len(rest):], entry.cache, len(entry.ids), end
 
     def prefix_text(self, kind: str, system: str = '', script: str | None = None) -> str:
         """The cacheable prefix of a pass.
@@ -211,44 +226,75 @@ class ReflexEngine:
             return P.memory_prefix(chat)
         return P.system_prefix(system, self.sg_script, chat)
 
-    def _prefix(self, key: tuple[str, int, str], system: str = '',
-                script: str | None = None) -> tuple[Any, int, int]:
-        """The cached prefix of ``key`` (built and stored when missing): cache, length, next position."""
+    def _prefix_entry(self, key: tuple[str, int, str], system: str = '', script: str | None = None) -> PrefixEntry:
+        """The cached prefix of ``key``; when missing, a new entry holding the longest cached prefix it shares.
+
+        The new entry's cache is a copy of that prefix (the older version's entry stays usable until it is evicted);
+        the caller prefills the rest (``entry.ids[entry.done:]``).
+        """
         from transformers import DynamicCache
 
-        hit = self.prefixes.get(key)
-        if hit is not None:
-            return hit
+        entry = self.prefixes.get(key)
+        if entry is not None:
+            return entry
+        ids = list(self.backbone.tokenizer.encode(self.prefix_text(key[2], system, script)))
+        base, n = self.prefixes.closest(key[0], key[2], ids)
+        entry = PrefixEntry(ids=ids, cache=copy_cache(base.cache, n) if base is not None else DynamicCache(), done=n)
+        self.prefixes.reused_tokens += n
+        self.prefixes.put(key, entry)
+        return entry
+
+    def _extend(self, key: tuple[str, int, str], entry: PrefixEntry, stop: Callable[[], bool]) -> bool:
+        """Prefill the rest of ``entry`` in chunks of ``cache.prefill_chunk_tokens``, checking ``stop`` before each.
+
+        Progress is kept in the entry: a user pass, or the next warm-up, goes on from there. False when stopped.
+        """
         dec = self.backbone.decoder()
-        cache = DynamicCache()
-        pemb, ppos, poff = assemble([self.backbone.text_part(self.prefix_text(key[2], system, script))])
-        dec(inputs_embeds=pemb, position_ids=self._pos_arg(ppos), **cache_kwargs(dec, cache))
-        self.prefixes.put(key, cache, pemb.shape[1], poff)
-        return cache, pemb.shape[1], poff
+        chunk = self.cfgs.cache.prefill_chunk_tokens or len(entry.ids)
+        while not entry.complete:
+            if stop():
+                return False
+            piece = entry.ids[entry.done:entry.done + chunk]
+            emb, pos, _ = assemble([self.backbone.ids_part(piece)], entry.done)
+            try:
+                dec(inputs_embeds=emb, position_ids=self._pos_arg(pos), **cache_kwargs(dec, entry.cache))
+            except Exception:
+                self.prefixes.drop(key)
+                raise
+            entry.done += len(piece)
+            self.prefixes.prefilled_tokens += len(piece)
+        return True
 
     @torch.no_grad()
-    def warm_prefixes(self) -> int:
+    def warm_prefixes(self) -> PrefixWarmup:
         """Build the reflex and response S_g prefixes of the current S_g before the next question needs them.
 
-        Called in sleep time: otherwise the first question after every S_g update pays the whole prefix (tens of
-        seconds for a long S_g on a CPU). Returns how many prefixes were built (0 when all were there).
+        Called in sleep time: otherwise the first question after every S_g update pays the changed part of the prefix
+        (tens of seconds for a long S_g on a CPU). Each prefix starts from the cached one sharing the most leading
+        tokens and is prefilled in chunks; a waiting user pass stops the warm-up between chunks (the progress is kept).
         """
+        out = PrefixWarmup()
         if not self.cfgs.cache.prefix:
-            return 0
-        built = 0
+            return out
+        stop = self.preemption.pending
         with self.adapters.lock:
             self._adopt_global_state()
             for role, kind in (('reaction', 'reflex'), ('generation', 'response')):
                 if role == 'reaction' and self.accelerated is not None:
                     continue        # the exported reflex graph runs the whole prompt; it has no prefix cache
-                if self.preemption.halted():
-                    break           # shutting down: the next start builds it
                 with self.adapters.use(role) as active:
                     key = (active, self.sg_version, kind)
-                    if not self.prefixes.has(key):
-                        self._prefix(key)
-                        built += 1
-        return built
+                    if self.prefixes.has(key):
+                        continue
+                    entry = self._prefix_entry(key)
+                    before = entry.done
+                    finished = self._extend(key, entry, stop)
+                    out.prefilled_tokens += entry.done - before
+                    if not finished:
+                        out.preempted = True
+                        break
+                    out.built += 1
+        return out
 
     def full_sequence(self, seg: SegmentInput) -> tuple[torch.Tensor, torch.Tensor]:
         """inputs_embeds [1, L, H] and position ids of the whole reflex prompt (for export and parity checks)."""
@@ -280,10 +326,12 @@ class ReflexEngine:
 
     @torch.no_grad()
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
-                stop: Callable[[], bool] | None = None, context: str = '') -> tuple[str, int]:
+                stop: Callable[[], bool] | None = None, context: str = '',
+                stream: ReplyStream | None = None) -> tuple[str, int]:
         """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
 
-        ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span).
+        ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span);
+        ``stream`` sees the reply as it is decoded (its first sentence is said early).
         """
         with self.adapters.use('generation') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
@@ -293,9 +341,11 @@ class ReflexEngine:
             hidden, cache, plen, end = self.prefill(kind, parts, active, script=context or None)
             tok = self.backbone.tokenizer
             newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
+            partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
             try:
                 ids, _ = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
-                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop, newline)
+                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop, newline,
+                                           partial)
             finally:
                 crop_to(cache, plen)
         return gen.clean_response(self.backbone.tokenizer.decode(ids)), plen + sum(len(p) for p in parts)
@@ -371,21 +421,25 @@ class ReflexEngine:
 
     # -- the whole decision for one segment --------------------------------------------------------------------
     def decide(self, seg: SegmentInput, speech_threshold: float, search_threshold: float, k_semantic: int,
-               k_episodic: int, always_answer_questions: bool = True) -> Decision:
-        """Reflex pass -> retrieval -> response: everything an Action carries."""
+               k_episodic: int, always_answer_questions: bool = True, on_chunk: ChunkSink | None = None) -> Decision:
+        """Reflex pass -> retrieval -> response: everything an Action carries.
+
+        The spoken response also goes to ``on_chunk`` piece by piece: its first sentence as soon as it is decoded and
+        grounded, then the rest (``Decision.chunks`` keeps them).
+        """
         lat: dict[str, float] = {}
         notes = [] if self.heads.trained else ['heads untrained']
         self.preemption.request()
         t_wait = time.perf_counter()
         try:
             return self._decide(seg, t_wait, lat, notes, speech_threshold, search_threshold, k_semantic,
-                                k_episodic, always_answer_questions)
+                                k_episodic, always_answer_questions, on_chunk)
         finally:
             self.preemption.release_one()
 
     def _decide(self, seg: SegmentInput, t_wait: float, lat: dict[str, float], notes: list[str],
                 speech_threshold: float, search_threshold: float, k_semantic: int, k_episodic: int,
-                always_answer_questions: bool) -> Decision:
+                always_answer_questions: bool, on_chunk: ChunkSink | None) -> Decision:
         with self.adapters.lock:
             lat['preemption_wait'] = (time.perf_counter() - t_wait) * 1000
             self.preemption.record(lat['preemption_wait'])
@@ -425,6 +479,10 @@ class ReflexEngine:
                 if search:
                     memories += self.recent_candidates(seg.utterance, out.text_embedding, window)
             response, source = '', ''
+            rc = self.cfgs.response
+            stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=(
+                lambda text: reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap))
+                if rc.grounding_check else None)
             if speak and not seg.proactive:
                 response = self.people_reply(seg)
                 source = 'template' if response else ''
@@ -439,26 +497,33 @@ class ReflexEngine:
             if speak and not response:
                 t0 = time.perf_counter()
                 context = self.response_memories(memories)
-                response, _ = self.respond(seg, context, stop=self.preemption.halted)
+                response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = reply_problem(response, seg.utterance, memories, self.cfgs.response.grounding_min_overlap)
-                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed) if problem else ''
-                    if quote:
+                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed) \
+                        if problem and not stream.chunks else ''
+                    if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
+                        notes.append(f'reply cut to its first sentence: {problem}')
+                        response = stream.spoken
+                    elif quote:
                         notes.append(f'extractive: {problem}')
                         response, source = quote, 'extractive'
                 if not response:
                     notes.append('empty response from the model')
             if self.backbone.test_model:
                 notes.append('TEST backbone')
+        if speak and response:
+            response = stream.finish(response)
+            lat['first_chunk'] = stream.chunks[0].ms
         self.remember_recent(seg)
         reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
-                        reminders=reminders, sg_version=sg_version)
+                        reminders=reminders, sg_version=sg_version, chunks=stream.chunks)
 
     def _recall(self, seg: SegmentInput, memories: list[MemoryItem], window: TimeWindow, notes: list[str],
                 lat: dict[str, float]) -> tuple[str, str]:

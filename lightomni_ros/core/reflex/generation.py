@@ -14,11 +14,12 @@ from .backbone import cache_kwargs
 @torch.no_grad()
 def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int,
                   stop: Callable[[], bool] | None = None,
-                  end_token: Callable[[int], bool] | None = None) -> tuple[list[int], bool]:
+                  end_token: Callable[[int], bool] | None = None,
+                  on_token: Callable[[list[int]], None] | None = None) -> tuple[list[int], bool]:
     """Greedy tokens after a prefilled prompt; returns (ids, interrupted).
 
     ``stop`` is polled between steps; ``end_token`` ends the reply at a token it accepts once some text was
-    generated (e.g. a line break).
+    generated (e.g. a line break); ``on_token`` sees the ids so far after each token (streaming).
     """
     dec = backbone.decoder()
     eos = getattr(backbone.tokenizer, 'eos_ids', set())
@@ -29,6 +30,8 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
         if nxt in eos or (end_token is not None and ids and end_token(nxt)):
             break
         ids.append(nxt)
+        if on_token is not None:
+            on_token(ids)
         if i == max_new_tokens - 1:
             break
         if stop is not None and stop():

@@ -40,6 +40,7 @@ from .privacy import forget_decision, forget_request
 from .retrieval import MemoryClient
 from .sleep import fallback_topic
 from .sleep_queue import OutgoingTopic, SleepQueue
+from .streaming import ChunkSink, say_whole
 from .types import Decision, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
@@ -123,18 +124,23 @@ class ReflexRuntime:
         """The reflex core's view of a closed segment (keyframes decoded only for a backbone that sees them)."""
         return segment_input(seg, self.engine.backbone.kind == 'omni')
 
-    def decide(self, seg: SegmentInput) -> Decision:
-        """Reflex pass -> retrieval -> response with the configured thresholds and retrieval sizes."""
+    def decide(self, seg: SegmentInput, on_chunk: ChunkSink | None = None) -> Decision:
+        """Reflex pass -> retrieval -> response with the configured thresholds and retrieval sizes.
+
+        ``on_chunk`` receives the spoken response piece by piece (the first sentence as soon as it is ready).
+        """
         lat, r = self.cfg.latent, self.cfg.reflex
         return self.engine.decide(seg, lat.speech_threshold, lat.search_threshold, r.k_semantic, r.k_episodic,
-                                  lat.always_answer_questions)
+                                  lat.always_answer_questions, on_chunk)
 
-    def answer(self, seg: SegmentData, age_s: float | None = None) -> tuple[SegmentInput, Decision] | None:
+    def answer(self, seg: SegmentData, age_s: float | None = None,
+               on_chunk: ChunkSink | None = None) -> tuple[SegmentInput, Decision] | None:
         """Decide on a closed segment and queue the interaction (segment and what was said) durably for sleep time.
 
         None when the segment was queued before (delivered twice: it is answered once). A segment that reaches the
         driver ``age_s`` seconds after it was first published, more than ``late_segment_s`` (a re-sent copy after a
         restart), is queued without an answer; a "forget me" request is carried out, confirmed, and not queued.
+        Whatever is said also goes to ``on_chunk`` in pieces (:mod:`.streaming`).
         """
         sin = self.segment_input(seg)
         if self.sleep.seen(sin.segment_id, sin.start):
@@ -142,30 +148,33 @@ class ReflexRuntime:
         req = forget_request(sin)
         if req is not None:
             error = self.engine.memory.forget_face(req.face_id) if req.face_id else None
-            return sin, forget_decision(sin, req, error or None)
+            return sin, say_whole(forget_decision(sin, req, error or None), on_chunk)
         late = age_s is not None and age_s > self.cfg.reflex.late_segment_s
         d = silent(sin, f'late: arrived {age_s:.0f} s after it was sent; stored, not answered') if late \
-            else self.decide(sin)
+            else self.decide(sin, on_chunk)
         self.sleep.put(sin, d.response if d.speak else '')
         return sin, d
 
     @staticmethod
-    def reminder(reminder_id: int, text: str) -> Decision:
+    def reminder(reminder_id: int, text: str, on_chunk: ChunkSink | None = None) -> Decision:
         """A due reminder, spoken verbatim from a template: a safety-relevant message must not depend on generation."""
-        return Decision(segment_id=0, p_speech=1.0, p_search=0.0, speak=True, search=False,
-                        response=f'Reminder: {text.strip()}.', memory_ids=[f'reminder:{reminder_id}'] if reminder_id
-                        else [], latency_ms={}, backend='template', query=np.zeros(0, np.float32),
-                        notes=['reminder'], response_source='template')
+        d = Decision(segment_id=0, p_speech=1.0, p_search=0.0, speak=True, search=False,
+                     response=f'Reminder: {text.strip()}.', memory_ids=[f'reminder:{reminder_id}'] if reminder_id
+                     else [], latency_ms={}, backend='template', query=np.zeros(0, np.float32),
+                     notes=['reminder'], response_source='template')
+        return say_whole(d, on_chunk)
 
     # -- sleep time ----------------------------------------------------------------------------------------------
     def warm_prefixes(self) -> SleepOutcome | None:
         """Build the current S_g's reflex and response prefixes, so the next question does not pay for them."""
         t0 = time.perf_counter()
         try:
-            built = self.engine.warm_prefixes()
+            warm = self.engine.warm_prefixes()
         except Exception as e:  # noqa: BLE001 - reported; the next question would build it instead
             return SleepOutcome(kind='failed', ms=_ms(t0), error=f'prefix warm-up: {type(e).__name__}: {e}')
-        return SleepOutcome(kind='prefix_warmup', ms=_ms(t0)) if built else None
+        if warm.preempted:
+            return SleepOutcome(kind='preempted', ms=_ms(t0))
+        return SleepOutcome(kind='prefix_warmup', ms=_ms(t0)) if warm.built or warm.prefilled_tokens else None
 
     def memory_step(self, stop: Callable[[], bool] | None = None) -> SleepOutcome | None:
         """One memory pass on the oldest queued interaction (None when none waits).

@@ -138,6 +138,26 @@ class ReflexOutput:
     text_embedding: np.ndarray | None = None   # e(transcript), reused by retrieval of recent interactions
 
 
+@dataclass
+class PrefixWarmup:
+    """What one sleep-time prefix warm-up did."""
+
+    built: int = 0                # prefixes completed
+    prefilled_tokens: int = 0     # tokens prefilled (the rest came from a cached prefix)
+    preempted: bool = False       # a user pass stopped it between chunks (its progress is kept)
+
+
+@dataclass(kw_only=True)
+class SpeechChunk:
+    """One piece of a spoken reply, ready before the whole reply (msg/SpeechChunk.msg)."""
+
+    segment_id: int     # the segment answered (0: a reminder)
+    index: int          # 0, 1, ... within the reply
+    text: str           # the words to say ('' only on a final piece that adds nothing)
+    final: bool         # the last piece of this reply
+    ms: float = 0.0     # when it was ready, from the start of the decision
+
+
 @dataclass(kw_only=True)
 class Decision:
     """Everything the node publishes as an Action for one segment."""
@@ -158,3 +178,5 @@ class Decision:
     reminders: list[ReminderIntent] = field(default_factory=list)
     #: version of the global state S_g the reflex pass read (which memory the decision saw)
     sg_version: int = 0
+    #: the spoken response in the pieces it was published in (the first sentence as soon as it was ready)
+    chunks: list[SpeechChunk] = field(default_factory=list)
