@@ -32,6 +32,7 @@ def embed():
     ('Relevant memories: - the spare battery', 'echoes'),
     ('The user is asking about a battery.', 'echoes'),
     ('[segment 4, 3 s]', 'echoes'),
+    ('[15:30, 5 s]', 'echoes'),
     ('It is charging. It is charging.', 'repeats'),
     ('Where is the spare battery?', 'repeats the question'),
     ('Someone said: "where is the spare battery?"', 'repeats the question'),

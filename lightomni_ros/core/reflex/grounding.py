@@ -28,6 +28,8 @@ _PROMPT_ECHO = ('memories:', 'memories (oldest first)', 'question:', 'relevant m
                 'the user', "user's", 'the assistant', 'what happened so far', 'recent events:', '[segment ',
                 'visible people:', 'scene:', 'typed instruction:', '(nobody spoke)')
 _FACE = re.compile(r'<face_\d+>')
+#: the header of a segment as the prompts render it ("[15:30, 5 s]"): a reply that is one copied the prompt
+_SEGMENT_HEADER = re.compile(r'\[\d{1,2}:\d{2}, \d+ s\]')
 #: a voice id memory could not resolve to a face or a name (the unseen-speaker phrase after it says the rest)
 _VOICE = re.compile(r'<voice_\d+>(, )?')
 _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
@@ -116,7 +118,7 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     if not text:
         return 'empty reply'
     low = text.lower()
-    if any(p in low for p in _PROMPT_ECHO):
+    if any(p in low for p in _PROMPT_ECHO) or _SEGMENT_HEADER.search(text):
         return 'reply echoes the prompt'
     sentences = [s.strip().lower() for s in re.split(r'[.!?]+', text) if s.strip()]
     words = _WORD.findall(low)
