@@ -144,7 +144,8 @@ def test_answer_once_late_segments_and_forget_requests(tmp_path, embedder):
     eng = FakeEngine()
     eng.memory = RuntimeMemory(mem)
     rt = reflex(tmp_path, eng, late_segment_s=30.0)
-    rt.decide = lambda sin: __import__('lightomni_ros.core.reflex.runtime', fromlist=['silent']).silent(sin, 'fake')
+    from lightomni_ros.core.reflex.runtime import silent
+    rt.decide = lambda sin, on_chunk=None: silent(sin, 'fake')
     mem.apply_identity('<face_3>', np.ones(128, np.float32) / 11.3, 'dlib', 3)
     mem.remember('<face_3> likes jazz', ['<face_3>'])
     seg = SegmentData(7, T0, T0 + 2, END_OF_SPEECH, transcript='hi')

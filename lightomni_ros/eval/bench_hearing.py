@@ -43,12 +43,15 @@ def offline(convs: list[Conversation], model: str = '', threads: int = 2) -> tup
 
     tr = Transcriber(AsrConfig(model=model, threads=threads, context=False))
     out, t_asr, t_audio = {}, 0.0, 0.0
-    for c in convs:
-        t0 = time.perf_counter()
-        r = tr.transcribe(c.audio)
-        t_asr += time.perf_counter() - t0
-        t_audio += c.seconds
-        out[c.name] = (r.text, [((w.start + w.end) / 2, w.word) for w in r.words])
+    try:
+        for c in convs:
+            t0 = time.perf_counter()
+            r = tr.transcribe(c.audio)
+            t_asr += time.perf_counter() - t0
+            t_audio += c.seconds
+            out[c.name] = (r.text, [((w.start + w.end) / 2, w.word) for w in r.words])
+    finally:
+        tr.close()
     return out, t_asr / max(t_audio, 1e-9)
 
 

@@ -48,14 +48,17 @@ def offline_wer(clips: list[str]) -> tuple[float, dict[str, str], float]:
     tr = Transcriber(AsrConfig(threads=1))
     hyps, pairs = {}, []
     t_asr = t_audio = 0.0
-    for rel in clips:
-        x, sr = load_audio(media / rel)
-        y = Resampler(sr).process(x.mean(axis=1), flush=True)
-        t0 = time.perf_counter()
-        hyps[rel] = tr.transcribe(y).text
-        t_asr += time.perf_counter() - t0
-        t_audio += len(y) / 16000
-        pairs.append((SPEECH[rel], hyps[rel]))
+    try:
+        for rel in clips:
+            x, sr = load_audio(media / rel)
+            y = Resampler(sr).process(x.mean(axis=1), flush=True)
+            t0 = time.perf_counter()
+            hyps[rel] = tr.transcribe(y).text
+            t_asr += time.perf_counter() - t0
+            t_audio += len(y) / 16000
+            pairs.append((SPEECH[rel], hyps[rel]))
+    finally:
+        tr.close()
     return wer(pairs), hyps, t_asr / max(t_audio, 1e-9)
 
 

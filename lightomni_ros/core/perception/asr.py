@@ -196,6 +196,13 @@ class Transcriber:
         self._context: tuple[float, str] | None = None      # (end time of the previous span, its text)
         log.info('ASR model %s at %s (%s, %s)', self.name, self.path, cfg.device, cfg.compute_type)
 
+    def close(self) -> None:
+        """Release the CTranslate2 model now (left to interpreter shutdown, its threads can abort the process)."""
+        import gc
+
+        self.model = None
+        gc.collect()
+
     def learn_names(self, names: Iterable[str]) -> None:
         """Add names to the hotwords (newest kept, at most ``name_hints``)."""
         for name in names:
