@@ -15,17 +15,13 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from typing import Any, Callable, Iterable
 
-import rclpy
-from rclpy.context import Context
-from rclpy.executors import MultiThreadedExecutor
-from rclpy.node import Node
 
 from lightomni_ros.dds import apply_defaults as apply_dds_defaults
 from lightomni_ros.launch_runner import shm
+from lightomni_ros.nodes.common import BackgroundNode
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 _counter = itertools.count()
@@ -66,23 +62,11 @@ def wait_for(predicate: Callable[[], Any], timeout: float = 10.0, interval: floa
         time.sleep(interval)
 
 
-class RosTestNode:
-    """An rclpy node on its own Context, spun by a background executor thread."""
+class RosTestNode(BackgroundNode):
+    """The test's rclpy node on its own Context and domain, spun by a background executor thread."""
 
     def __init__(self, domain_id: int, name: str = 'test_harness') -> None:
-        self.context = Context()
-        rclpy.init(context=self.context, domain_id=domain_id)
-        self.node: Node = rclpy.create_node(name, context=self.context)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
-        self.executor.add_node(self.node)
-        self._thread = threading.Thread(target=self._spin, daemon=True)
-        self._thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: BLE001 - context shut down under the executor at teardown
-            pass
+        super().__init__(name, domain_id=domain_id)
 
     def collect(self, msg_type: Any, topic: str, qos: Any = 10) -> list:
         """Subscribe and return the list that received messages are appended to."""
@@ -101,13 +85,6 @@ class RosTestNode:
             return future.result()
         finally:
             self.node.destroy_client(client)
-
-    def close(self) -> None:
-        """Stop spinning and release the context."""
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-        self._thread.join(timeout=2.0)
 
 
 class Child:

@@ -21,6 +21,7 @@ real DDS, real models, state in a fresh folder):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -140,32 +141,18 @@ class _Probe:
     """The bench's own rclpy node: typed text in, segments/actions recorded, memory services called."""
 
     def __init__(self) -> None:
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import MultiThreadedExecutor
         from std_msgs.msg import String
 
         from lightomni_ros.msg import Action, Segment
-        from lightomni_ros.nodes.common import RELIABLE_QOS
+        from lightomni_ros.nodes.common import RELIABLE_QOS, BackgroundNode
 
-        self.context = Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node('lightomni_faults', context=self.context, enable_rosout=False)
+        self.spinner = BackgroundNode('lightomni_faults', enable_rosout=False)
+        self.node = self.spinner.node
         self.text = self.node.create_publisher(String, '/text_input', RELIABLE_QOS)
         self.segments: list[Any] = []
         self.actions: list[Any] = []
         self.node.create_subscription(Segment, f'{NS}/segments', self.segments.append, RELIABLE_QOS)
         self.node.create_subscription(Action, f'{NS}/actions', self.actions.append, RELIABLE_QOS)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
-        self.executor.add_node(self.node)
-        self.thread = threading.Thread(target=self._spin, daemon=True)
-        self.thread.start()
-
-    def _spin(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: BLE001 - the context is shut down under the executor at the end
-            pass
 
     def say(self, text: str) -> bool:
         """Type a line; False when perception is not there to take it."""
@@ -194,11 +181,8 @@ class _Probe:
             self.node.destroy_client(client)
 
     def close(self) -> None:
-        import rclpy
-
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
+        """Stop the bench's node."""
+        self.spinner.close()
 
 
 def _read_db(path: pathlib.Path, query: str, args: tuple = ()) -> list[tuple]:
@@ -218,83 +202,105 @@ def _read_db(path: pathlib.Path, query: str, args: tuple = ()) -> list[tuple]:
 
 
 # -- phase 1: kills --------------------------------------------------------------------------------------------------
-def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report: Report) -> None:
-    from lightomni_ros.srv import Forget, Remember
+@dataclasses.dataclass
+class _Conversation:
+    """What the kill phase typed and what was acknowledged, with the moments perception was down."""
 
-    lines: list[tuple[str, bool, float]] = []   # (text, perception was there to take it, monotonic time)
-    perception_kills: list[float] = []
-    perception_down: list[tuple[float, float]] = []     # (killed, active again): DDS may still list its subscriber
-    reminders: list[str] = []
-    remembered: list[str] = []
-    forgotten: list[str] = []
-    recover: dict[str, list[float]] = {n: [] for n in NODES}
-    counter = [0]
+    probe: _Probe
+    rng: random.Random
+    lines: list[tuple[str, bool, float]] = dataclasses.field(default_factory=list)  # (text, taken, monotonic)
+    perception_kills: list[float] = dataclasses.field(default_factory=list)
+    perception_down: list[tuple[float, float]] = dataclasses.field(default_factory=list)  # (killed, active)
+    reminders: list[str] = dataclasses.field(default_factory=list)
+    remembered: list[str] = dataclasses.field(default_factory=list)
+    forgotten: list[str] = dataclasses.field(default_factory=list)
+    recover: dict[str, list[float]] = dataclasses.field(default_factory=lambda: {n: [] for n in NODES})
 
-    def type_some(seconds: float) -> None:
+    def type_some(self, seconds: float) -> None:
+        """Type notes and reminders, call Remember (and every other time Forget), for about ``seconds``."""
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            i = counter[0] = counter[0] + 1
+            i = len(self.lines) + 1
             if i % 5 == 0:
                 text = f'Remind me to water plant number {i} in 15 seconds.'
-                reminders.append(f'water plant number {i}')
+                self.reminders.append(f'water plant number {i}')
             else:
                 text = f'Note {i}: the {THINGS[i % 10]} number {i} is in the {PLACES[(i * 7) % 10]}.'
-            lines.append((text, probe.say(text), time.monotonic()))
+            self.lines.append((text, self.probe.say(text), time.monotonic()))
             if i % 4 == 0:
-                fact = f'fact {i}: the code of locker {i} is {1000 + i}'
-                r = probe.call(Remember, 'remember', Remember.Request(content=fact), timeout=5.0)
-                if r is not None and r.success:
-                    remembered.append(fact)
-                    if i % 8 == 0:
-                        f = probe.call(Forget, 'forget', Forget.Request(scope=Forget.Request.SCOPE_ENTRIES,
-                                                                        entry_ids=[f'semantic:{r.entry_id}']), 5.0)
-                        if f is not None and f.success:
-                            forgotten.append(fact)
-            time.sleep(rng.uniform(1.2, 2.4))
+                self._remember(i)
+            time.sleep(self.rng.uniform(1.2, 2.4))
 
-    type_some(4.0)
+    def _remember(self, i: int) -> None:
+        from lightomni_ros.srv import Forget, Remember
+
+        fact = f'fact {i}: the code of locker {i} is {1000 + i}'
+        r = self.probe.call(Remember, 'remember', Remember.Request(content=fact), timeout=5.0)
+        if r is None or not r.success:
+            return
+        self.remembered.append(fact)
+        if i % 8 == 0:
+            f = self.probe.call(Forget, 'forget', Forget.Request(scope=Forget.Request.SCOPE_ENTRIES,
+                                                                 entry_ids=[f'semantic:{r.entry_id}']), 5.0)
+            if f is not None and f.success:
+                self.forgotten.append(fact)
+
+    def while_perception_down(self, at: float) -> bool:
+        """Whether a line typed at ``at`` fell between a perception kill and its return."""
+        return any(a <= at <= b for a, b in self.perception_down)
+
+
+def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report: Report) -> None:
+    talk = _Conversation(probe=probe, rng=rng)
+    talk.type_some(4.0)
     for k in range(kills):
         label = NODES[k % 3]
-        type_some(rng.uniform(1.0, 5.0))             # the kill falls at a random moment of the conversation
+        talk.type_some(rng.uniform(1.0, 5.0))        # the kill falls at a random moment of the conversation
         graph.kill(label)
         t_kill = time.monotonic()
         if label == 'perception':
-            perception_kills.append(t_kill)
-        type_some(rng.uniform(0.5, 2.0))
+            talk.perception_kills.append(t_kill)
+        talk.type_some(rng.uniform(0.5, 2.0))
         graph.wait_active(label)
-        recover[label].append(time.monotonic() - t_kill)
+        talk.recover[label].append(time.monotonic() - t_kill)
         if label == 'perception':
-            perception_down.append((t_kill, time.monotonic()))
-    type_some(4.0)
+            talk.perception_down.append((t_kill, time.monotonic()))
+    talk.type_some(4.0)
     # drain: everything that went in reaches memory (or the time-out says it did not)
     deadline = time.monotonic() + 900.0
     while time.monotonic() < deadline:
         stored = _stored(graph, probe)
-        if all(v >= 1 for v in stored.values()) and _reminders_done(probe, reminders):
+        if all(v >= 1 for v in stored.values()) and _reminders_done(probe, talk.reminders):
             break
         time.sleep(2.0)
+    _report_kills(graph, talk, kills, report)
+
+
+def _report_kills(graph: _Graph, talk: _Conversation, kills: int, report: Report) -> None:
+    probe = talk.probe
     stored = _stored(graph, probe)
-    took = [(t, at) for t, ok, at in lines if ok and not any(a <= at <= b for a, b in perception_down)]
-    typed_down = sum(1 for _, ok, at in lines if ok and any(a <= at <= b for a, b in perception_down))
+    took = [(t, at) for t, ok, at in talk.lines if ok and not talk.while_perception_down(at)]
+    typed_down = sum(1 for _, ok, at in talk.lines if ok and talk.while_perception_down(at))
     seg_texts = {s.typed_text for s in probe.segments}
     unpublished = [(t, at) for t, at in took if t not in seg_texts]
     # typed in the last half second before perception died: still on the wire or in its callback queue, not taken
-    in_flight = [t for t, at in unpublished if any(0 <= k - at < 0.5 for k in perception_kills)]
+    in_flight = [t for t, at in unpublished if any(0 <= k - at < 0.5 for k in talk.perception_kills)]
     lost_in_perception = [t for t, _ in unpublished if t not in in_flight]
     lost = [k for k, v in stored.items() if v == 0]
     twice = [k for k, v in stored.items() if v > 1]
     sem = {r[0] for r in _read_db(graph.memory_db(), 'SELECT content FROM semantic')}
-    acks_lost = [f for f in remembered if f not in forgotten and f not in sem] + [f for f in forgotten if f in sem]
+    acks_lost = ([f for f in talk.remembered if f not in talk.forgotten and f not in sem]
+                 + [f for f in talk.forgotten if f in sem])
     spoken = [a.response for a in probe.actions if a.source == 1]
-    missed = [r for r in reminders if r in seg_texts_reminders(seg_texts) and sum(r in s for s in spoken) == 0]
-    rem_twice = [r for r in reminders if sum(f'{r}.' in s or s.endswith(r) for s in spoken) > 1]
+    missed = [r for r in talk.reminders if r in seg_texts_reminders(seg_texts) and sum(r in s for s in spoken) == 0]
+    rem_twice = [r for r in talk.reminders if sum(f'{r}.' in s or s.endswith(r) for s in spoken) > 1]
     report.figure('kills', kills)
-    report.figure('kills_by_node', {n: len(v) for n, v in recover.items()})
-    report.figure('recovery_s_max', {n: round(max(v), 1) for n, v in recover.items() if v}, 's',
+    report.figure('kills_by_node', {n: len(v) for n, v in talk.recover.items()})
+    report.figure('recovery_s_max', {n: round(max(v), 1) for n, v in talk.recover.items() if v}, 's',
                   'kill -> node active again')
-    report.figure('lines_typed', len(lines))
+    report.figure('lines_typed', len(talk.lines))
     report.figure('lines_sent_while_perception_up', len(took))
-    report.figure('lines_sent_while_perception_down', typed_down + sum(1 for _, ok, _ in lines if not ok),
+    report.figure('lines_sent_while_perception_down', typed_down + sum(1 for _, ok, _ in talk.lines if not ok),
                   note='between a kill and its return to active: never reached a live perception node')
     report.figure('segments_published', len(stored))
     report.figure('segments_lost', len(lost) + len(lost_in_perception),
@@ -302,10 +308,10 @@ def _kills(graph: _Graph, probe: _Probe, kills: int, rng: random.Random, report:
     report.figure('typed_in_flight_at_perception_kill', len(in_flight),
                   note='typed < 0.5 s before perception was killed: not counted as segments')
     report.figure('stored_twice', len(twice))
-    report.figure('remember_acked', len(remembered))
-    report.figure('forget_acked', len(forgotten))
+    report.figure('remember_acked', len(talk.remembered))
+    report.figure('forget_acked', len(talk.forgotten))
     report.figure('acks_lost', len(acks_lost))
-    report.figure('reminders_requested', len(reminders))
+    report.figure('reminders_requested', len(talk.reminders))
     report.figure('reminders_missed', len(missed))
     report.figure('reminders_twice', len(rem_twice))
     if lost or lost_in_perception or twice or acks_lost or missed:

@@ -20,7 +20,6 @@ import random
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from typing import Any, Callable, Sequence
 
@@ -111,33 +110,22 @@ class Listener:
     """A bench node on its own context that records Segment messages and the perception node's diagnostics."""
 
     def __init__(self, domain: int) -> None:
-        import rclpy
         from diagnostic_msgs.msg import DiagnosticArray
-        from rclpy.context import Context
-        from rclpy.executors import SingleThreadedExecutor
 
         from ..msg import Segment
-        from ..nodes.common import RELIABLE_QOS
+        from ..nodes.common import RELIABLE_QOS, BackgroundNode
 
-        self.ctx = Context()
-        rclpy.init(context=self.ctx, domain_id=domain)
-        self.node = rclpy.create_node('bench_perception', context=self.ctx)
+        self.spinner = BackgroundNode('bench_perception', domain_id=domain, threads=1)
+        self.node = self.spinner.node
         self.segs: list = []
         self.diags: list = []
         self.node.create_subscription(Segment, '/lightomni/segments', self.segs.append, RELIABLE_QOS)
         self.node.create_subscription(DiagnosticArray, '/diagnostics', lambda m: self.diags.extend(
             s for s in m.status if s.name.endswith('perception')), 10)
-        self.ex = SingleThreadedExecutor(context=self.ctx)
-        self.ex.add_node(self.node)
-        threading.Thread(target=lambda: _spin(self.ex), daemon=True).start()
 
     def close(self) -> None:
         """Stop spinning and shut the context down."""
-        import rclpy
-
-        self.ex.shutdown()
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.ctx)
+        self.spinner.close()
 
 
 def _settle(lis: Listener, lines: list[dict], settle_s: float) -> None:
@@ -222,13 +210,6 @@ def diag_values(res: dict[str, Any]) -> tuple[dict[str, str], Callable[[str], fl
         except ValueError:
             return 0.0
     return vals, num
-
-
-def _spin(ex: Any) -> None:
-    try:
-        ex.spin()
-    except Exception:  # noqa: BLE001 - context shut down at the end of the run
-        pass
 
 
 def _t(msg: Any) -> float:

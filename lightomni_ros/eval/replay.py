@@ -145,9 +145,7 @@ class Replayer:
     """One replay: a node that publishes the bag and records the outputs, on its own rclpy context."""
 
     def __init__(self, bag: str | pathlib.Path, opts: ReplayOptions) -> None:
-        import rclpy
-        from rclpy.context import Context
-        from rclpy.executors import MultiThreadedExecutor
+        from lightomni_ros.nodes.common import BackgroundNode
 
         self.bag = pathlib.Path(bag)
         self.opts = opts
@@ -160,10 +158,8 @@ class Replayer:
         if wanted:
             for name in sorted(wanted - set(self.reader.topics)):
                 self.reader.problem('metadata', f'--topics names {name}, which the bag does not have')
-        self.context = Context()
-        rclpy.init(context=self.context)
-        self.node = rclpy.create_node('lightomni_replay', context=self.context, enable_rosout=False,
-                                      start_parameter_services=False)
+        self.spinner = BackgroundNode('lightomni_replay', enable_rosout=False, start_parameter_services=False)
+        self.node = self.spinner.node
         self.pubs = {name: self.node.create_publisher(info.cls, info.name, rostypes.to_rclpy_qos(info.qos))
                      for name, info in self.play.items()}
         # A camera recorded as <topic>/compressed is also offered as sensor_msgs/Image on <topic>, decoded here, for
@@ -188,16 +184,6 @@ class Replayer:
             from .drain import DrainWatch
 
             self.drain = DrainWatch(self.node, opts.namespace)
-        self.executor = MultiThreadedExecutor(num_threads=2, context=self.context)
-        self.executor.add_node(self.node)
-        self._spin = threading.Thread(target=self._spin_forever, daemon=True)
-        self._spin.start()
-
-    def _spin_forever(self) -> None:
-        try:
-            self.executor.spin()
-        except Exception:  # noqa: BLE001 - the context is shut down under the executor at the end
-            pass
 
     def wait_for_subscribers(self, stop: threading.Event | None = None) -> dict[str, int]:
         """Wait until every played topic has a subscriber (or the timeout); return the subscriber counts."""
@@ -333,12 +319,7 @@ class Replayer:
 
     def close(self) -> None:
         """Destroy the node and shut the context down."""
-        import rclpy
-
-        self.executor.shutdown(timeout_sec=1.0)
-        self.node.destroy_node()
-        rclpy.try_shutdown(context=self.context)
-        self._spin.join(timeout=2.0)
+        self.spinner.close()
         self.reader.close()
 
 

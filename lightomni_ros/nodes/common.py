@@ -4,7 +4,8 @@
 
 Every node is a thin driver of one core runtime; what nodes need beyond it lives here once: declaring a runtime's
 config bundle as ROS parameters, one service call with a time-out and clean cancellation, one registry of created
-interfaces destroyed together, diagnostics at a fixed rate, and ``main()`` with a clean lifecycle shutdown.
+interfaces destroyed together, diagnostics at a fixed rate, ``main()`` with a clean lifecycle shutdown, and the
+background node that replays, benchmarks and tests use to talk to a graph.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.client import Client
+from rclpy.context import Context
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.lifecycle import LifecycleNode, LifecycleState
 from rclpy.node import Node
@@ -225,6 +227,40 @@ def report_failure(node: Node, name: str, message: str) -> None:
     arr.status = [DiagnosticStatus(level=bytes([ERROR]), name=f'{node.get_name()}: {name}',
                                    hardware_id=node.get_name(), message=message)]
     pub.publish(arr)
+
+
+class BackgroundNode:
+    """An rclpy node on its own Context, spun by an executor in a daemon thread, for code that drives a graph.
+
+    Replays, benchmarks and tests publish, record and call services from their own thread while this one spins; a
+    Context of its own keeps them apart from any node in the same process.
+    """
+
+    def __init__(self, name: str, *, domain_id: int | None = None, threads: int = 2, **node_kwargs: Any) -> None:
+        self.context = Context()
+        if domain_id is None:
+            rclpy.init(context=self.context)
+        else:
+            rclpy.init(context=self.context, domain_id=domain_id)
+        self.node: Node = rclpy.create_node(name, context=self.context, **node_kwargs)
+        self.executor = (SingleThreadedExecutor(context=self.context) if threads == 1
+                         else MultiThreadedExecutor(num_threads=threads, context=self.context))
+        self.executor.add_node(self.node)
+        self._thread = threading.Thread(target=self._spin, daemon=True, name=f'{name}_spin')
+        self._thread.start()
+
+    def _spin(self) -> None:
+        try:
+            self.executor.spin()
+        except Exception:  # noqa: BLE001 - the context is shut down under the executor at close
+            pass
+
+    def close(self) -> None:
+        """Stop spinning, destroy the node and shut its context down."""
+        self.executor.shutdown(timeout_sec=1.0)
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)
+        self._thread.join(timeout=2.0)
 
 
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, threads: int = 4) -> int:

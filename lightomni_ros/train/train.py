@@ -606,100 +606,115 @@ def save_adapter(model, name: str, out_dir: pathlib.Path) -> pathlib.Path:
 
 
 # -- reaction training ---------------------------------------------------------------------------------------------
-def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None, embedder=None) -> dict[str, Any]:
-    """Train the reaction adapter, soft prompts and heads; write them to ``cfg.out_dir``; return a summary."""
-    from tqdm import tqdm
+class _ReactionRun:
+    """The reaction model under training: backbone with LoRA, heads, data and the frozen lower layers' caches."""
 
-    from ..core.reflex.latent import LatentHeads
+    def __init__(self, cfg: TrainConfig, train_split: dict[str, Any], backbone=None, embedder=None) -> None:
+        from tqdm import tqdm
 
-    t0 = time.time()
-    torch.manual_seed(cfg.seed)
-    backbone = backbone or load_backbone(cfg)
-    embedder = embedder or load_text_embedder()
-    data = ReactionData(train_split, backbone, embedder, cfg.max_tokens, cfg.max_examples, cfg.progress)
-    heads = LatentHeads(backbone.hidden_size, embedder.dim, cfg.soft_prompts, cfg.projection_hidden,
-                        cfg.seed).to(backbone.device)
-    with torch.no_grad():
-        # the projection starts near zero: the fused query starts as the text query and training adds to it
-        heads.proj[2].weight.mul_(0.01)
-    model, layers = attach_lora(backbone, cfg, 'reaction')
-    model.train()
-    dec = backbone.decoder()
-    split = layers[0]
-    cached = cfg.cache_lower and supports_cached(backbone) and layers == list(range(split, len(dec.layers)))
-    if cfg.cache_lower and not cached:
-        log.warning('cached path not applicable (backbone %s, LoRA layers %s): training on the full prompt',
-                    backbone.kind, cfg.lora_layers)
-    t_cache = time.time()
-    caches: list[CachedContext] = []
-    if cached:
-        for ctx, pos, _ in tqdm(data.contexts, desc='caching frozen layers', disable=not cfg.progress):
-            caches.append(cache_context(backbone, ctx.to(backbone.device), pos, split))
-    t_cache = time.time() - t_cache
-    mem_emb = data.mem_emb.to(backbone.device)
-    text_emb = data.text_emb.to(backbone.device)
-    labels = data.labels.to(backbone.device)
+        from ..core.reflex.latent import LatentHeads
 
-    def batch_loss(idx: list[int], gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
-        if cached:
-            states = cached_soft_states(backbone, heads, [caches[i] for i in idx], split)
+        self.cfg = cfg
+        torch.manual_seed(cfg.seed)
+        self.backbone = backbone = backbone or load_backbone(cfg)
+        self.embedder = embedder or load_text_embedder()
+        self.data = ReactionData(train_split, backbone, self.embedder, cfg.max_tokens, cfg.max_examples, cfg.progress)
+        self.heads = LatentHeads(backbone.hidden_size, self.embedder.dim, cfg.soft_prompts, cfg.projection_hidden,
+                                 cfg.seed).to(backbone.device)
+        with torch.no_grad():
+            # the projection starts near zero: the fused query starts as the text query and training adds to it
+            self.heads.proj[2].weight.mul_(0.01)
+        self.model, self.layers = attach_lora(backbone, cfg, 'reaction')
+        self.model.train()
+        self.split = self.layers[0]
+        dec = backbone.decoder()
+        self.cached = (cfg.cache_lower and supports_cached(backbone)
+                       and self.layers == list(range(self.split, len(dec.layers))))
+        if cfg.cache_lower and not self.cached:
+            log.warning('cached path not applicable (backbone %s, LoRA layers %s): training on the full prompt',
+                        backbone.kind, cfg.lora_layers)
+        t_cache = time.time()
+        self.caches: list[CachedContext] = []
+        if self.cached:
+            for ctx, pos, _ in tqdm(self.data.contexts, desc='caching frozen layers', disable=not cfg.progress):
+                self.caches.append(cache_context(backbone, ctx.to(backbone.device), pos, self.split))
+        self.cache_s = time.time() - t_cache
+        self.mem_emb = self.data.mem_emb.to(backbone.device)
+        self.text_emb = self.data.text_emb.to(backbone.device)
+        self.labels = self.data.labels.to(backbone.device)
+
+    def batch_loss(self, idx: list[int], gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
+        """Action-head cross-entropy plus the retrieval InfoNCE of the examples ``idx``."""
+        cfg, data, heads = self.cfg, self.data, self.heads
+        if self.cached:
+            states = cached_soft_states(self.backbone, heads, [self.caches[i] for i in idx], self.split)
         else:
-            states = torch.stack([full_soft_states(backbone, heads, data.contexts[i][0], data.contexts[i][1],
+            states = torch.stack([full_soft_states(self.backbone, heads, data.contexts[i][0], data.contexts[i][1],
                                                    data.contexts[i][2]) for i in idx])
         logits = act_logits_of(heads, states)
         rows, keys, pos, ids = data.retrieval_batch(idx, cfg.hard_negatives, gen)
         fused = None
         if rows:
             _, z = heads(states[rows])
-            fused = F.normalize(z + text_emb[[idx[j] for j in rows]], dim=-1)
-        return reaction_loss(logits, labels[idx], fused, mem_emb[keys] if rows else None, pos, ids,
+            fused = F.normalize(z + self.text_emb[[idx[j] for j in rows]], dim=-1)
+        return reaction_loss(logits, self.labels[idx], fused, self.mem_emb[keys] if rows else None, pos, ids,
                              cfg.lambda_nce, cfg.temperature)
 
-    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
-        return batch_loss(torch.randint(len(data), (cfg.batch,), generator=gen).tolist(), gen)
-
     @torch.no_grad()
-    def dataset_loss() -> float:
+    def dataset_loss(self) -> float:
         """Mean loss over the whole training set in fixed batches (dropout off), for before/after comparisons."""
-        model.eval()
-        gen = torch.Generator().manual_seed(cfg.seed)
-        losses = [batch_loss(list(range(i, min(i + cfg.batch, len(data)))), gen)[0].item()
-                  for i in range(0, len(data), cfg.batch)]
-        model.train()
+        self.model.eval()
+        gen = torch.Generator().manual_seed(self.cfg.seed)
+        n, b = len(self.data), self.cfg.batch
+        losses = [self.batch_loss(list(range(i, min(i + b, n))), gen)[0].item() for i in range(0, n, b)]
+        self.model.train()
         return float(np.mean(losses))
 
-    before = dataset_loss() if cfg.dataset_loss else None
-    proj = list(heads.proj.parameters())
-    groups = [{'params': lora_parameters(model), 'lr': cfg.lr},
-              {'params': [p for p in heads.parameters() if all(p is not q for q in proj)], 'lr': cfg.head_lr},
-              {'params': proj, 'lr': cfg.proj_lr or cfg.head_lr}]
+    def param_groups(self) -> list[dict[str, Any]]:
+        """LoRA, heads and projection, each with its learning rate."""
+        proj = list(self.heads.proj.parameters())
+        return [{'params': lora_parameters(self.model), 'lr': self.cfg.lr},
+                {'params': [p for p in self.heads.parameters() if all(p is not q for q in proj)],
+                 'lr': self.cfg.head_lr},
+                {'params': proj, 'lr': self.cfg.proj_lr or self.cfg.head_lr}]
+
+
+def train_reaction(cfg: TrainConfig, train_split: dict[str, Any], backbone=None, embedder=None) -> dict[str, Any]:
+    """Train the reaction adapter, soft prompts and heads; write them to ``cfg.out_dir``; return a summary."""
+    t0 = time.time()
+    run = _ReactionRun(cfg, train_split, backbone, embedder)
+    model, heads = run.model, run.heads
+
+    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
+        return run.batch_loss(torch.randint(len(run.data), (cfg.batch,), generator=gen).tolist(), gen)
+
+    before = run.dataset_loss() if cfg.dataset_loss else None
     modules = {'heads': dict(heads.named_parameters()), 'lora': _lora_state(model, 'reaction')}
     work = _work_dir(cfg, 'reaction')
     t_train = time.time()
-    history = run_loop(cfg, groups, modules, step_fn, work, 'reaction')
+    history = run_loop(cfg, run.param_groups(), modules, step_fn, work, 'reaction')
     t_train = time.time() - t_train
     refit = None
     if cfg.refit_action:
         model.eval()
-        states = node_states(backbone, heads, data.examples, cfg.refit_max_tokens, cfg.progress)
-        refit = refit_action_head(heads, states, data.labels, cfg.refit_l2, action_input=cfg.action_input)
+        states = node_states(run.backbone, heads, run.data.examples, cfg.refit_max_tokens, cfg.progress)
+        refit = refit_action_head(heads, states, run.data.labels, cfg.refit_l2, action_input=cfg.action_input)
         model.train()
-    after = dataset_loss() if cfg.dataset_loss else None
+    after = run.dataset_loss() if cfg.dataset_loss else None
     out = pathlib.Path(cfg.out_dir)
     out.mkdir(parents=True, exist_ok=True)
     heads.eval()
-    heads.save(out / HEADS_FILE, trained=True, embedder=embedder_id(embedder))
+    heads.save(out / HEADS_FILE, trained=True, embedder=embedder_id(run.embedder))
     model.eval()
     adapter = save_adapter(model, 'reaction', out)
     shutil.rmtree(work / 'checkpoint', ignore_errors=True)
     first = np.mean([h['loss'] for h in history[:20]]) if history else float('nan')
     last = np.mean([h['loss'] for h in history[-20:]]) if history else float('nan')
-    summary = {'examples': len(data), 'path': 'cached' if cached else 'full', 'lora_layers': layers,
-               'loss_first20': float(first), 'loss_last20': float(last), 'cache_s': round(t_cache, 1),
-               'train_s': round(t_train, 1), 'total_s': round(time.time() - t0, 1), 'heads': str(out / HEADS_FILE),
-               'adapter': str(adapter), 'history': history, 'dataset_loss_before': before,
-               'dataset_loss_after': after, 'action_refit': refit}
-    return summary
+    return {'examples': len(run.data), 'path': 'cached' if run.cached else 'full', 'lora_layers': run.layers,
+            'loss_first20': float(first), 'loss_last20': float(last), 'cache_s': round(run.cache_s, 1),
+            'train_s': round(t_train, 1), 'total_s': round(time.time() - t0, 1), 'heads': str(out / HEADS_FILE),
+            'adapter': str(adapter), 'history': history, 'dataset_loss_before': before,
+            'dataset_loss_after': after, 'action_refit': refit}
 
 
 def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams: Sequence[int] = ()) -> dict[str, Any]:
