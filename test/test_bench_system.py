@@ -21,9 +21,10 @@ def test_bench_system_quick_writes_keys_and_plots(tmp_path):
                            str(out)], cwd=REPO, env=env, capture_output=True, text=True, timeout=1150)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     fig = json.loads(out.read_text())
-    for key in ('answer_latency_ratio_6mo_1min', 'sleep_rtf', 'answer_latency_ratio_2h_1min'):
+    for key in ('answer_latency_ratio_6mo_1min', 'sleep_rtf', 'answer_latency_ratio_2h_1min', 'memory_batch_speedup'):
         assert isinstance(fig[key], float) and fig[key] > 0, (key, fig.get(key))
     assert set(fig['answer_latency_ms']) == {'1min', '2h', '6mo'}
+    assert set(fig['memory_pass_s']) == {'single', 'batched'} and all(v > 0 for v in fig['memory_pass_s'].values())
     assert all(v > 0 for v in fig['answer_latency_ms'].values())
     # the memory really grew with the horizon (S_g and store), and the summary table was printed
     mem = fig['memory']

@@ -130,6 +130,28 @@ def test_memory_pass_non_json_still_gives_topic(engine):
     assert engine.memory_pass(seg, 'Sure.', stop=lambda: True, max_new_tokens=4) is None, 'pre-emption'
 
 
+def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
+    """Segments of different lengths decoded together give each the reply it gets alone (padding is masked)."""
+    import lightomni_ros.core.reflex.engine as engine_module
+
+    replies: list[str] = []
+    monkeypatch.setattr(engine_module, 'topic_from_reply', lambda seg, response, reply, tz: replies.append(reply))
+    segs = [SegmentInput(segment_id=30 + i, start=300.0 + 10 * i, end=305.0 + 10 * i, transcript=t,
+                         face_ids=faces)
+            for i, (t, faces) in enumerate([
+                ('My name is Ana.', ['<face_1>']),
+                ('Remember that the spare key is under the green flower pot next to the garage door, and the '
+                 'code of the gate is four four two one.', ['<face_2>']),
+                ('The bus to the station leaves at seven.', [])])]
+    for s in segs:
+        engine.memory_pass(s, '', max_new_tokens=24)
+    single = list(replies)
+    replies.clear()
+    assert len(engine.memory_passes([(s, '') for s in segs], max_new_tokens=24)) == 3
+    assert replies == single and len(set(single)) == 3
+    assert engine.memory_passes([(s, '') for s in segs], stop=lambda: True, max_new_tokens=24) is None
+
+
 def test_summarize_merge(engine):
     out = engine.summarize(SummaryRequest(mode='merge', texts=['Ana came home.', 'Ana cooked pasta. It was late.'],
                                           max_tokens=6))

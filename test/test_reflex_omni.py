@@ -99,6 +99,22 @@ def test_feature_cache_serves_second_and_third_pass(omni):
     assert omni.prefixes.hits == hits + 1, 'same S_g version and adapter: prefix KV reused'
 
 
+def test_batched_memory_passes_keep_each_rows_mrope_positions(omni, monkeypatch):
+    """Omni segments of different lengths (frames, no frames) decoded together give each its own reply."""
+    import lightomni_ros.core.reflex.engine as engine_module
+
+    replies: list[str] = []
+    monkeypatch.setattr(engine_module, 'topic_from_reply', lambda seg, response, reply, tz: replies.append(reply))
+    monkeypatch.setattr(omni.backbone, 'test_model', False)
+    segs = [seg(20), SegmentInput(segment_id=21, start=0.0, end=3.0, transcript='Hello there, robot.')]
+    for s in segs:
+        omni.memory_pass(s, '', max_new_tokens=6)
+    single = list(replies)
+    replies.clear()
+    omni.memory_passes([(s, '') for s in segs], max_new_tokens=6)
+    assert replies == single
+
+
 def test_prefix_cache_matches_full_pass(omni):
     s = seg(4)
     cached = omni.reflex_pass(s)

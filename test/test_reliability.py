@@ -121,6 +121,10 @@ class FakeEngine:
         return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, audio=seg.utterance,
                          producer='memory-adapter')
 
+    def memory_passes(self, items, stop=None):
+        topics = [self.memory_pass(seg, response, stop) for seg, response in items]
+        return None if any(t is None for t in topics) else topics
+
 
 def reflex(tmp_path, engine, **kw):
     return ReflexRuntime(ReflexConfigs(reflex=ReflexConfig(sleep_queue_path=str(tmp_path / 'sleep.db'), **kw)),

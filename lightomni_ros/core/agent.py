@@ -185,6 +185,15 @@ class LightOmni:
                 for p in self.memory.profiles() if p.embedding is not None]
 
     # -- state ------------------------------------------------------------------------------------------------------
+    def reattach(self) -> None:
+        """Point a shared engine back at this facade's memory and S_g.
+
+        Facades that share one loaded engine (benchmarks, tests) each point it at their own memory when made; an
+        earlier one used again after a later one must take it back, or its passes read the other's memory.
+        """
+        self.engine.memory = RuntimeMemory(self.memory)
+        self._state_changed()
+
     def _state_changed(self) -> None:
         v = self.memory.global_state()
         self.reflex.set_global_state(v.version, v.script, timezone=v.timezone, nodes=[
@@ -322,11 +331,12 @@ class LightOmni:
         """Sleep-time work for one interaction, now: memory pass -> Topic -> consolidation (S_g, profiles...)."""
         self.reflex.sleep.put(seg, response)
         step = self.reflex.memory_step()
-        if step is None or step.topic is None:
+        if step is None or not step.topics:
             return None
-        self._hand_over(step.topic)
+        for topic in step.topics:
+            self._hand_over(topic)
         self.memory.process_all()
-        return step.topic
+        return step.topics[-1]
 
     def sleep(self) -> int:
         """Run every queued sleep-time Topic into memory now (ignoring when it would be ready); return how many."""
@@ -405,12 +415,12 @@ class LightOmni:
             if step is None:
                 return
             self.sleep_seconds += step.ms / 1000.0
-            if step.topic is None:
+            if not step.topics:
                 log.warning('sleep-time work: %s', step.error or step.kind)
                 continue
             start = max(answered_at + self.cfg.reflex.reflex.sleep_idle_s, self._sleep_free_at)
             self._sleep_free_at = start + self.time_scale * step.ms / 1000.0
-            self._sleep_ready.append((self._sleep_free_at, step.topic))
+            self._sleep_ready.extend((self._sleep_free_at, topic) for topic in step.topics)
 
     def _warm(self) -> None:
         step = self.reflex.warm_prefixes()

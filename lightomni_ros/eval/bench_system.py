@@ -14,6 +14,9 @@ Figures (and ``--json`` keys), all measured in one run with one loaded model:
 - ``sleep_rtf``: sleep-time real-time factor = time to consolidate / duration of the input, for synthetic 30 s
   segments (about 75 transcript words each, one face, visual hints): memory-adapter pass -> Topic -> consolidation
   (embeddings, SQLite, FAISS) with S_g merges and profile updates by the same model (paper: 0.72).
+- ``memory_pass_s.{single,batched}`` and ``memory_batch_speedup``: a backlog of 30 s segments put in the reflex
+  runtime's sleep queue and drained by ``ReflexRuntime.memory_step`` as the node runs it, once one at a time
+  (``sleep_batch`` 1) and once with the configured ``sleep_batch``: seconds of memory pass per segment, same segments.
 
 How memory is filled (stated in the output): 1 minute = 2 segments and 2 hours = 240 segments of 30 s, consolidated
 through the consolidation core with the real embedder (S_g merges extractive while filling, to keep it fast);
@@ -52,6 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help='spoken questions per horizon (default 6; --quick: 2)')
     parser.add_argument('--system-sleep-segments', type=int, default=0,
                         help='30 s segments consolidated for sleep_rtf (default 9: one S_g merge; --quick: 1)')
+    parser.add_argument('--system-backlog', type=int, default=0,
+                        help='30 s segments in the backlog drained one at a time and batched (default 8; --quick: 2)')
 
 
 def _utterance(rng: random.Random, i: int, words: int = 75) -> str:
@@ -247,19 +252,47 @@ def _horizon(agent: Any, name: str, segments: int, entries: int, questions: list
     return {'warm': warm, 'cold': float(ms[0])}
 
 
-def _sleep_rtf(first: Any, n_sleep: int, report: Report) -> list[float]:
-    """Sleep time: memory pass + consolidation (model merges/profiles) of 30 s segments; seconds per segment."""
+def _segments(start: float, n: int, first_id: int, seed: int) -> list[Any]:
+    """``n`` synthetic 30 s segments from ``start`` (about 75 words each, one face, visual hints)."""
     from ..core.reflex.types import SegmentInput
 
-    rng = random.Random(7)
+    rng = random.Random(seed)
+    return [SegmentInput(segment_id=first_id + i, start=start + i * SEGMENT_S, end=start + (i + 1) * SEGMENT_S,
+                         transcript=_utterance(rng, i), face_ids=[f'<face_{i % 2 + 1}>'],
+                         visual_tags=['person', 'table'], speech_end=start + (i + 1) * SEGMENT_S - 1)
+            for i in range(n)]
+
+
+def _sleep_batch(first: Any, n: int, report: Report) -> None:
+    """A backlog of ``n`` segments drained by the reflex runtime one at a time, then ``sleep_batch`` at a time."""
+    rt = first.reflex
+    batch = rt.cfg.reflex.sleep_batch
+    per: dict[str, float] = {}
+    for name, size, first_id in (('single', 1, 20_000), ('batched', batch, 30_000)):
+        segs = _segments(first.now + 60, n, first_id, seed=11)     # the same words both times
+        for seg in segs:
+            rt.sleep.put(seg, '')
+        rt.cfg.reflex.sleep_batch = size
+        t, done = time.perf_counter(), 0
+        try:
+            while (step := rt.memory_step()) is not None:
+                done += len(step.topics)
+        finally:
+            rt.cfg.reflex.sleep_batch = batch
+        per[name] = (time.perf_counter() - t) / max(1, done)
+        for seg in segs:        # consolidation is not measured here: the Topics are let go
+            rt.acknowledged(seg.segment_id, seg.start)
+    report.figure('memory_pass_s', {k: round(v, 2) for k, v in per.items()}, 's',
+                  f'per segment, a backlog of {n} x 30 s drained by ReflexRuntime.memory_step; batched: '
+                  f'sleep_batch {batch}')
+    report.figure('memory_batch_speedup', round(per['single'] / per['batched'], 2), 'x', 'single / batched')
+
+
+def _sleep_rtf(first: Any, n_sleep: int, report: Report) -> list[float]:
+    """Sleep time: memory pass + consolidation (model merges/profiles) of 30 s segments; seconds per segment."""
     seg_s = []
-    start = first.now + 60
-    for i in range(n_sleep):
-        s0 = start + i * SEGMENT_S
-        seg = SegmentInput(segment_id=10_000 + i, start=s0, end=s0 + SEGMENT_S, transcript=_utterance(rng, i),
-                           face_ids=[f'<face_{i % 2 + 1}>'], visual_tags=['person', 'table'],
-                           speech_end=s0 + SEGMENT_S - 1)
-        first.now = s0 + SEGMENT_S
+    for seg in _segments(first.now + 60, n_sleep, 10_000, seed=7):
+        first.now = seg.end
         t = time.perf_counter()
         first.consolidate(seg, '')
         seg_s.append(time.perf_counter() - t)
@@ -315,8 +348,10 @@ def run(args: argparse.Namespace, report: Report) -> None:
             lat[name] = _horizon(agent, name, segments, entries, questions, report)
             if agent is not first:
                 agent.close()
+        first.reattach()     # the shared engine last served the 6-month facade (closed now)
         _ratios(lat, report)
         seg_s = _sleep_rtf(first, n_sleep, report)
+        _sleep_batch(first, args.system_backlog or (2 if quick else 8), report)
         first.close()
         for path in _plot(out, lat, seg_s):
             report.note(f'plot: {path}')

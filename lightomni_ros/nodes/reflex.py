@@ -366,14 +366,15 @@ class ReflexNode(LifecycleNode):
         elif step.kind == 'preempted':
             self.diag.count('sleep.preempted')
         elif step.kind == 'failed':
-            self.diag.warn('memory_pass' if step.segment_id else 'prefix_warmup', step.error)
+            self.diag.warn('memory_pass' if step.segment_ids else 'prefix_warmup', step.error)
         else:
-            self.timer.add('memory_pass', step.ms)
+            self.timer.add('memory_pass', step.ms / len(step.topics))
+            self.diag.count('sleep.batched_passes' if len(step.topics) > 1 else 'sleep.single_passes')
             self._send_topic()
-            self.diag.count(f'topics.{step.topic.producer}')
+            for topic in step.topics:
+                self.diag.count(f'topics.{topic.producer}')
             if step.error:
-                self.diag.warn('memory_pass', f'segment {step.segment_id}: {step.error} (topic from the fallback '
-                                              'parser)')
+                self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()
 
     # -- service ---------------------------------------------------------------------------------------------------

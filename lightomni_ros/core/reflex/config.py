@@ -172,6 +172,9 @@ class ReflexConfig:
     sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time '
                                           '(user passes then wait for it), so sleep-time work cannot starve.',
                                        min=0)
+    sleep_batch: int = param(4, 'Memory passes over up to this many waiting interactions are decoded together (one '
+                                'batch: on a CPU a step of a few rows costs little more than one, so a backlog '
+                                'drains faster; a pre-emption re-queues them all); 1: one at a time.', min=1)
     summary_max_tokens: int = param(120, 'Default bound on a Summarize reply (tokens).', min=8)
     diagnostics_period_s: float = param(1.0, 'Period of /diagnostics.', min=0.1)
     warn_reflex_ms: float = param(1500.0, 'Reflex-pass p50 above this is a diagnostics WARN.', min=0.0)

@@ -382,6 +382,45 @@ class ReflexEngine:
         return topic_from_reply(seg, response, reply, self.tz)
 
     @torch.no_grad()
+    def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,
+                      max_new_tokens: int | None = None) -> list[TopicData] | None:
+        """Memory passes over several queued interactions (segment, response), decoded as one batch.
+
+        Each segment is prefilled alone after the shared memory prefix (it does not read S_g), then all are decoded
+        together: on a CPU a decode step of a few rows costs little more than one, so a backlog drains several times
+        faster. Returns the Topics in order, or None when pre-empted (the caller re-queues them all).
+        """
+        if len(items) == 1:
+            one = self.memory_pass(items[0][0], items[0][1], stop, max_new_tokens)
+            return None if one is None else [one]
+        names = [self.known_names(list(seg.face_ids)) for seg, _ in items]
+        rows: list[gen.PrefilledRow] = []
+        with self.adapters.use('memory') as active:
+            cache = None
+            for (seg, _), known in zip(items, names):
+                if stop is not None and stop():
+                    return None
+                omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
+                parts = P.memory_parts(self.backbone, seg, known, omni_parts=omni)
+                hidden, cache, plen, end = self.prefill('memory', parts, active)
+                try:
+                    keys, values = gen.suffix_kv(cache, plen)
+                finally:
+                    crop_to(cache, plen)
+                rows.append(gen.PrefilledRow(hidden_last=hidden[-1:], keys=keys, values=values, offset=end))
+            ids, interrupted = gen.greedy_decode_batch(
+                self.backbone, cache, rows, max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
+        if interrupted:
+            return None
+        out = []
+        for (seg, response), row_ids in zip(items, ids):
+            if self.backbone.test_model:
+                out.append(fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz))
+            else:
+                out.append(topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(row_ids), self.tz))
+        return out
+
+    @torch.no_grad()
     def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,
                   stop: Callable[[], bool] | None = None) -> SummaryResult:
         """S_g merge or profile update with the memory adapter; extractive fallback with the reason."""

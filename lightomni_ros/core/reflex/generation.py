@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Callable
 
 import torch
@@ -40,6 +41,79 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
         pos = torch.full((backbone.pos_dims, 1), offset + i, dtype=torch.long, device=backbone.device)
         out = dec(inputs_embeds=emb, position_ids=_pos_arg(backbone, pos), **cache_kwargs(dec, cache))
         logits = backbone.logits(out.last_hidden_state[0])
+    return ids, False
+
+
+@dataclass
+class PrefilledRow:
+    """One prompt of a batched decode: its suffix after the shared prefix, prefilled alone (paper 3.3 sleep time)."""
+
+    hidden_last: torch.Tensor          # [1, H]: the prompt's last hidden state
+    keys: list[torch.Tensor]           # per layer [1, heads, L, d]: the suffix's keys (after the shared prefix)
+    values: list[torch.Tensor]
+    offset: int                        # position of the first generated token
+
+
+@torch.no_grad()
+def suffix_kv(cache, start: int) -> tuple[list[torch.Tensor], list[torch.Tensor]]:
+    """Copies of the keys and values a cache holds from token ``start`` on, per layer."""
+    layers = cache.layers
+    return ([la.keys[:, :, start:].clone() for la in layers], [la.values[:, :, start:].clone() for la in layers])
+
+
+@torch.no_grad()
+def greedy_decode_batch(backbone, prefix_cache, rows: list[PrefilledRow], max_new_tokens: int,
+                        stop: Callable[[], bool] | None = None) -> tuple[list[list[int]], bool]:
+    """Greedy tokens for several prompts that share ``prefix_cache``, decoded together; returns (ids, interrupted).
+
+    Each row's suffix sits after the shared prefix, right-padded to the longest; the padding is masked out and each
+    row keeps its own positions, so every row decodes as it would alone (up to float rounding) while a decode step
+    costs about one step of a single prompt on a memory-bound CPU. ``prefix_cache`` is not changed.
+    """
+    from transformers import DynamicCache
+
+    k = len(rows)
+    dev = backbone.device
+    longest = max(r.keys[0].shape[2] for r in rows)
+    plen = int(prefix_cache.get_seq_length())
+    cache = DynamicCache()
+    for li, la in enumerate(prefix_cache.layers):
+        ks, vs = [], []
+        for r in rows:
+            pad = longest - r.keys[li].shape[2]
+            ks.append(torch.nn.functional.pad(r.keys[li], (0, 0, 0, pad)))
+            vs.append(torch.nn.functional.pad(r.values[li], (0, 0, 0, pad)))
+        cache.update(torch.cat([la.keys[:, :, :plen].expand(k, -1, -1, -1), torch.cat(ks)], dim=2),
+                     torch.cat([la.values[:, :, :plen].expand(k, -1, -1, -1), torch.cat(vs)], dim=2), li)
+    mask = torch.zeros((k, plen + longest), dtype=torch.long, device=dev)
+    mask[:, :plen] = 1
+    for i, r in enumerate(rows):
+        mask[i, plen:plen + r.keys[0].shape[2]] = 1
+    dec = backbone.decoder()
+    eos = getattr(backbone.tokenizer, 'eos_ids', set())
+    ids: list[list[int]] = [[] for _ in rows]
+    done = [False] * k
+    logits = backbone.logits(torch.cat([r.hidden_last[-1:] for r in rows]))
+    offsets = torch.tensor([r.offset for r in rows], dtype=torch.long, device=dev)
+    for i in range(max_new_tokens):
+        nxt = torch.argmax(logits, dim=-1)
+        for j in range(k):
+            if done[j]:
+                continue
+            t = int(nxt[j])
+            if t in eos:
+                done[j] = True
+            else:
+                ids[j].append(t)
+        if all(done) or i == max_new_tokens - 1:
+            break
+        if stop is not None and stop():
+            return ids, True
+        mask = torch.cat([mask, torch.ones((k, 1), dtype=torch.long, device=dev)], dim=1)
+        pos = (offsets + i).view(1, k, 1).expand(backbone.pos_dims, k, 1)
+        out = dec(inputs_embeds=backbone.embedding(nxt.view(k, 1)), attention_mask=mask,
+                  position_ids=pos if backbone.pos_dims == 3 else pos[0], **cache_kwargs(dec, cache))
+        logits = backbone.logits(out.last_hidden_state[:, -1])
     return ids, False
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -74,9 +74,14 @@ class SleepOutcome:
 
     kind: str                   # "prefix_warmup", "topic", "preempted" or "failed"
     ms: float                   # wall time it took
-    segment_id: int = 0
-    topic: TopicData | None = None
-    error: str = ''             # why it failed ("failed") or why the fallback parser wrote the topic ("topic")
+    segment_ids: list[int] = field(default_factory=list)     # the interactions of the (batched) memory pass
+    topics: list[TopicData] = field(default_factory=list)    # their Topics, in the same order ("topic")
+    error: str = ''             # why it failed ("failed") or why the fallback parser wrote a topic ("topic")
+
+    @property
+    def topic(self) -> TopicData | None:
+        """The first (oldest) interaction's Topic."""
+        return self.topics[0] if self.topics else None
 
 
 class ReflexRuntime:
@@ -177,32 +182,38 @@ class ReflexRuntime:
         return SleepOutcome(kind='prefix_warmup', ms=_ms(t0)) if warm.built or warm.prefilled_tokens else None
 
     def memory_step(self, stop: Callable[[], bool] | None = None) -> SleepOutcome | None:
-        """One memory pass on the oldest queued interaction (None when none waits).
+        """One memory pass on the oldest queued interactions (None when none waits).
 
-        ``stop`` (default: a user pass is waiting) interrupts the pass; the interaction stays first in line. A pass
-        interrupted ``sleep_max_preemptions`` times, or any pass while the queue is over its bound (back-pressure),
-        runs to its end (only a halt stops it), or a busy conversation would starve memory. A pass that fails still
-        gives a Topic, by rules from the segment (``fallback-parser``, with the reason): nothing is dropped.
+        Up to ``sleep_batch`` waiting interactions are decoded together (a backlog drains faster). ``stop`` (default:
+        a user pass is waiting) interrupts the pass; the interactions stay first in line. A pass interrupted
+        ``sleep_max_preemptions`` times, or any pass while the queue is over its bound (back-pressure), runs to its
+        end (only a halt stops it), or a busy conversation would starve memory. A pass that fails still gives
+        Topics, by rules from the segments (``fallback-parser``, with the reason): nothing is dropped.
         """
         eng = self.engine
-        item = self.sleep.next_interaction()
-        if item is None:
+        items = self.sleep.next_interactions(self.cfg.reflex.sleep_batch)
+        if not items:
             return None
-        seg = item.segment
+        ids = [it.segment.segment_id for it in items]
         t0 = time.perf_counter()
-        stubborn = item.preemptions >= self.cfg.reflex.sleep_max_preemptions or self.sleep.over_high_water()
+        stubborn = (any(it.preemptions >= self.cfg.reflex.sleep_max_preemptions for it in items)
+                    or self.sleep.over_high_water())
         stop = eng.preemption.halted if stubborn else (stop or eng.preemption.pending)
         try:
-            topic = eng.memory_pass(seg, item.response, stop=stop)
-        except Exception as e:  # noqa: BLE001 - reported; the rule-based Topic keeps the interaction
+            topics = eng.memory_passes([(it.segment, it.response) for it in items], stop=stop)
+        except Exception as e:  # noqa: BLE001 - reported; the rule-based Topics keep the interactions
             if eng.preemption.halted():
-                return SleepOutcome(kind='preempted', ms=_ms(t0), segment_id=seg.segment_id)
-            topic = fallback_topic(seg, item.response, f'memory pass failed: {type(e).__name__}: {e}')
-        if topic is None:
-            self.sleep.preempted(item.item_id)
-            return SleepOutcome(kind='preempted', ms=_ms(t0), segment_id=seg.segment_id)
-        self.sleep.written(item.item_id, topic)
-        return SleepOutcome(kind='topic', ms=_ms(t0), segment_id=seg.segment_id, topic=topic, error=topic.problem)
+                return SleepOutcome(kind='preempted', ms=_ms(t0), segment_ids=ids)
+            topics = [fallback_topic(it.segment, it.response, f'memory pass failed: {type(e).__name__}: {e}')
+                      for it in items]
+        if topics is None:
+            for it in items:
+                self.sleep.preempted(it.item_id)
+            return SleepOutcome(kind='preempted', ms=_ms(t0), segment_ids=ids)
+        for it, topic in zip(items, topics):
+            self.sleep.written(it.item_id, topic)
+        problems = '; '.join(f'segment {i}: {t.problem}' for i, t in zip(ids, topics) if t.problem)
+        return SleepOutcome(kind='topic', ms=_ms(t0), segment_ids=ids, topics=topics, error=problems)
 
     @property
     def sleep_pending(self) -> int:

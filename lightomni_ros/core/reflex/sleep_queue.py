@@ -109,17 +109,23 @@ class SleepQueue:
     # -- memory passes -------------------------------------------------------------------------------------------
     def next_interaction(self) -> QueuedInteraction | None:
         """The oldest interaction waiting for its memory pass."""
+        first = self.next_interactions(1)
+        return first[0] if first else None
+
+    def next_interactions(self, limit: int) -> list[QueuedInteraction]:
+        """The oldest ``limit`` interactions waiting for their memory pass, oldest first."""
         with self._lock:
-            row = self.db.execute('SELECT id, segment, response, preemptions FROM items WHERE state=? ORDER BY id '
-                                  'LIMIT 1', (ANSWERED,)).fetchone()
-            if row is None:
-                return None
-            frames = [_unjpeg(r[0]) for r in self.db.execute('SELECT jpeg FROM frames WHERE item_id=? ORDER BY idx',
-                                                             (row[0],))]
-        doc = json.loads(row[1])
-        doc['turns'] = [SpeakerTurn(**t) for t in doc.get('turns', [])]
-        seg = SegmentInput(**doc, frames=[f for f in frames if f is not None])
-        return QueuedInteraction(item_id=row[0], segment=seg, response=row[2], preemptions=row[3])
+            rows = self.db.execute('SELECT id, segment, response, preemptions FROM items WHERE state=? ORDER BY id '
+                                   'LIMIT ?', (ANSWERED, max(1, int(limit)))).fetchall()
+            frames = {r[0]: [_unjpeg(f[0]) for f in self.db.execute(
+                'SELECT jpeg FROM frames WHERE item_id=? ORDER BY idx', (r[0],))] for r in rows}
+        out = []
+        for item_id, segment, response, preemptions in rows:
+            doc = json.loads(segment)
+            doc['turns'] = [SpeakerTurn(**t) for t in doc.get('turns', [])]
+            seg = SegmentInput(**doc, frames=[f for f in frames[item_id] if f is not None])
+            out.append(QueuedInteraction(item_id=item_id, segment=seg, response=response, preemptions=preemptions))
+        return out
 
     def preempted(self, item_id: int) -> None:
         """A user pass interrupted this item's memory pass (it stays first in line)."""
