@@ -174,8 +174,17 @@ def test_bad_input_is_rejected_with_named_warnings_and_the_node_keeps_running(sp
         return got == set(bad_audio) | set(bad_images)
 
     wait_for(resend_unwarned, 60, interval=1.0, what=f'WARNs for every bad input (got {sorted(warned())})')
-    last = diags[-1].status[0]
-    values = {kv.key: kv.value for kv in last.values}
+
+    def counted() -> tuple | None:
+        # the newest perception status that carries the counter (the last array on /diagnostics may be another's)
+        for arr in reversed(list(diags)):
+            for st in arr.status:
+                values = {kv.key: kv.value for kv in st.values}
+                if st.name.endswith('perception') and 'rejected.audio_rate' in values:
+                    return st, values
+        return None
+
+    last, values = wait_for(counted, 30, what='a perception status with the rejected-audio counter')
     assert float(values['rejected.audio_rate']) >= 1 and 'absurd sample_rate 5 Hz' in last.message
     assert process_alive(node.proc.pid)
     # Still working: good audio and a typed instruction go through.
