@@ -68,6 +68,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument('--live-horizons', default=','.join(HORIZONS), help='live: memory horizons, comma-separated')
     p.add_argument('--live-media', default=str(MEDIA), help='live: the development media folder (MANIFEST.md)')
     p.add_argument('--live-seed', type=int, default=0, help='live: seed of the generated scenario')
+    p.add_argument('--live-keep', action='store_true',
+                   help='live: keep the work folder (bag, and per horizon the node logs, outputs and report)')
 
 
 def scenario(minutes: float, media: pathlib.Path, seed: int = 0) -> dict[str, Any]:
@@ -291,7 +293,10 @@ def run(args: argparse.Namespace, report: Report) -> None:
             report.figure(f'first_word_ms.{h}', live['first_word_ms'], 'ms', 'end of speech -> first SpeechChunk')
         _summary(report, series, out)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        if args.live_keep:
+            report.note(f'work folder kept: {work} (run_<horizon>/launch_logs: the node logs)')
+        else:
+            shutil.rmtree(work, ignore_errors=True)
 
 
 def _summary(report: Report, series: dict[str, list[tuple[float, int]]], out: pathlib.Path) -> None:
