@@ -376,10 +376,13 @@ class ReflexEngine:
                 crop_to(cache, plen)
         if interrupted:
             return None
-        reply = '{' + self.backbone.tokenizer.decode(ids)
+        return self._memory_topic(seg, response, ids)
+
+    def _memory_topic(self, seg: SegmentInput, response: str, ids: list[int]) -> TopicData:
+        """The Topic of a memory pass's generated ids (the prompt ends with the reply's opening brace)."""
         if self.backbone.test_model:
             return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
-        return topic_from_reply(seg, response, reply, self.tz)
+        return topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(ids), self.tz)
 
     @torch.no_grad()
     def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,
@@ -412,13 +415,7 @@ class ReflexEngine:
                 self.backbone, cache, rows, max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
         if interrupted:
             return None
-        out = []
-        for (seg, response), row_ids in zip(items, ids):
-            if self.backbone.test_model:
-                out.append(fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz))
-            else:
-                out.append(topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(row_ids), self.tz))
-        return out
+        return [self._memory_topic(seg, response, row_ids) for (seg, response), row_ids in zip(items, ids)]
 
     @torch.no_grad()
     def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,
