@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import sys
 
-import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lightomni_ros.msg import (Action, AudioStamped, FaceObservation, GlobalState, GlobalStateNode, Reminder, Segment,
                                Topic)
-from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS
-from rclpy.executors import ExternalShutdownException
+from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, run_node
 from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String
@@ -46,6 +44,7 @@ class Echo(Node):
         self.create_subscription(CompressedImage, '/camera/image_raw/compressed', self.on_image, SENSOR_QOS)
         self.create_timer(0.5, self.on_diag)
         self.pending: list = []
+        self.get_logger().info('echo ready')
 
     def on_text(self, msg: String) -> None:
         """Answer a typed text (and schedule a reminder)."""
@@ -103,17 +102,8 @@ class Echo(Node):
 
 
 def main() -> int:
-    """Spin until SIGINT."""
-    rclpy.init()
-    node = Echo()
-    node.get_logger().info('echo ready')
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    node.destroy_node()
-    rclpy.try_shutdown()
-    return 0
+    """Spin until SIGINT, through the nodes' own runner: a callback racing the shutdown must not exit 1."""
+    return run_node(Echo, threads=1)
 
 
 if __name__ == '__main__':
