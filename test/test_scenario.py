@@ -309,3 +309,14 @@ def test_live_benchmark_scenario_is_valid_and_asks_about_what_was_said(tmp_path:
         thing = thing.rstrip('?')
         told = [t for person, t in said if person == who and f'my {thing} in the {p.expect_any[0]}.' in t]
         assert told, p.ask
+
+
+def test_live_breakdown_accounts_for_the_whole_first_word() -> None:
+    """`bench live` splits end of speech -> first word into parts that add up to it."""
+    from lightomni_ros.eval import bench_live
+
+    stages = {'preemption_wait': 10.0, 'reflex': 500.0, 'retrieval': 200.0, 'first_chunk': 2000.0, 'generation': 3e3}
+    parts = bench_live._breakdown(end_wall=0, seg_seen=2_000_000_000, chunk=5_000_000_000, stages=stages)
+    assert parts == {'perception': 2000.0, 'preemption_wait': 10.0, 'reflex': 500.0, 'retrieval': 200.0,
+                     'first_sentence': 1290.0, 'reflex_queue': 1000.0}
+    assert sum(parts.values()) == 5000.0

@@ -23,7 +23,9 @@ Figures (per horizon unless noted), all on the wall clock of the replay:
   quiet stretch of the scenario and after the replay; ``backlog_max``; plot ``live_backlog.png``;
 - ``questions_during_sleep_work_frac``: share of questions whose speech ended while that backlog was not 0 (the
   sleep-time worker had work: a memory pass or a prefix warm-up ran or was due); ``preemption_wait_ms`` of their
-  answers (p50/max).
+  answers (p50/max);
+- ``first_word_breakdown_ms.<part>.{p50,p95}``: where the first word's time went (perception, the reflex node's
+  stages from ``Action.latency``, and ``reflex_queue``, the rest of the reflex node's time).
 """
 
 from __future__ import annotations
@@ -195,7 +197,11 @@ def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
             chunks.setdefault(int(c.segment_id), t)
     actions = {int(a.segment_id): (t, a) for t, a in out.get('actions') if a.speak}
     seg_end_s = {int(s.segment_id): tb.scenario_of_stamp(s.end) for _, s in out.get('segments')}
+    seg_seen = {}
+    for t, s in out.get('segments'):
+        seg_seen.setdefault(int(s.segment_id), t)
     first, full, waits, during, answered = [], [], [], 0, 0
+    parts: dict[str, list[float]] = {}
     questions = [p for p in gt['probes'] if p.get('kind', 'question') == 'question' and 'speech_end' in p]
     for p in questions:
         end_wall = tb.wall_of_scenario(p['speech_end'])
@@ -216,6 +222,9 @@ def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
         stages = {s.stage: s.ms for s in a.latency}
         if 'preemption_wait' in stages:
             waits.append(stages['preemption_wait'])
+        if sid in chunks and sid in seg_seen:
+            for k, v in _breakdown(end_wall, seg_seen[sid], chunks[sid], stages).items():
+                parts.setdefault(k, []).append(v)
     within = sum(1 for x in lags if x <= 60) / max(1, len(ends))
     lag = _pcts(lags, (50, 95))
     return {'segments': len(ends), 'stored_within_60s_frac': round(within, 3), 'segments_lost': lost,
@@ -225,9 +234,23 @@ def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
             'backlog_max': max((v for _, v in backlog), default=0), 'backlog': backlog,
             'questions': len(questions), 'answered': answered,
             'first_word_ms': _pcts(first), 'action_ms': _pcts(full),
+            'first_word_breakdown_ms': {k: _pcts(v, (50, 95)) for k, v in parts.items()},
             'questions_during_sleep_work_frac': round(during / max(1, len(questions)), 3),
             'preemption_wait_ms': {'p50': _pcts(waits)['p50'], 'max': round(max(waits), 1) if waits else None},
             'drained': bool(result.get('drain', {}).get('drained'))}
+
+
+def _breakdown(end_wall: int, seg_seen: int, chunk: int, stages: dict[str, float]) -> dict[str, float]:
+    """Where a question's first word went (ms): ``perception`` (end of speech -> the Segment on the wire), the
+    reflex node's stages from ``Action.latency`` (``preemption_wait``, ``reflex``, ``retrieval``, and
+    ``first_sentence``: decoding up to the first grounded sentence), and ``reflex_queue`` (the rest of the reflex
+    node's time: the executor and the model busy with earlier segments, conversion, publishing)."""
+    before = ('preemption_wait', 'reflex', 'retrieval')
+    parts = {'perception': (seg_seen - end_wall) / 1e6} | {k: stages[k] for k in before if k in stages}
+    decide = stages.get('first_chunk', 0.0)      # counted from the start of decide(): the stages above included
+    parts['first_sentence'] = max(0.0, decide - sum(stages.get(k, 0.0) for k in before))
+    parts['reflex_queue'] = max(0.0, (chunk - seg_seen) / 1e6 - decide)
+    return parts
 
 
 def _plot(out: pathlib.Path, series: dict[str, list[tuple[float, int]]]) -> str:
