@@ -105,8 +105,10 @@ def test_sleep_queue_survives_a_restart_keeps_order_and_recognises_duplicates(tm
 class FakeEngine:
     """The parts of ReflexEngine the sleep-time logic uses: a memory pass that can fail or be pre-empted."""
 
-    def __init__(self, fail=False, preempt=0):
-        self.fail, self.preempt = fail, preempt
+    def __init__(self, fail=False, preempt=0, warm_fail=False):
+        self.fail, self.preempt, self.warm_fail = fail, preempt, warm_fail
+        self.sg_version = self.next_sg_version = 0
+        self.warmups = 0
         self.preemption = Preemption()
         self.memory = None
         self.embedder = None
@@ -120,6 +122,15 @@ class FakeEngine:
             raise RuntimeError('CUDA error: out of memory')
         return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, audio=seg.utterance,
                          producer='memory-adapter')
+
+    def warm_prefixes(self):
+        from lightomni_ros.core.reflex.types import PrefixWarmup
+
+        self.warmups += 1
+        self.sg_version = self.next_sg_version
+        if self.warm_fail:
+            raise RuntimeError('position ids out of range')
+        return PrefixWarmup()
 
     def memory_passes(self, items, stop=None):
         topics = [self.memory_pass(seg, response, stop) for seg, response in items]
@@ -139,6 +150,31 @@ def test_a_failed_memory_pass_still_gives_a_topic_and_preemption_keeps_the_place
     assert step.kind == 'topic' and step.topic.producer == 'fallback-parser'
     assert 'memory pass failed: RuntimeError' in step.error and step.topic.remembered == ['the keys are in the drawer']
     assert rt.next_topic(now=0.0).topic.segment_id == 5
+
+
+def test_a_failing_prefix_warm_up_does_not_starve_the_memory_passes(tmp_path):
+    """A warm-up that fails is reported once per S_g version; the queued interactions get their passes meanwhile."""
+    eng = FakeEngine(warm_fail=True)
+    eng.next_sg_version = 3
+    rt = reflex(tmp_path, eng)
+    for i in (1, 2):
+        rt.sleep.put(seg_in(i), '')
+    step = rt.sleep_step()
+    assert step.kind == 'failed' and 'prefix warm-up: RuntimeError' in step.error
+    step = rt.sleep_step()
+    assert step.kind == 'topic' and step.segment_ids == [1, 2] and eng.warmups == 1
+    assert rt.sleep_step() is None and eng.warmups == 1        # idle: the same S_g is not warmed again
+    eng.next_sg_version = 4                                    # a new S_g is worth another try
+    assert rt.sleep_step().kind == 'failed' and eng.warmups == 2
+
+
+def test_memory_under_back_pressure_goes_before_warm_ups(tmp_path):
+    eng = FakeEngine()
+    rt = reflex(tmp_path, eng, sleep_queue=2, sleep_batch=1)
+    for i in (1, 2):
+        rt.sleep.put(seg_in(i), '')
+    assert rt.sleep.over_high_water()
+    assert rt.sleep_step().kind == 'topic' and eng.warmups == 0
 
 
 def test_answer_once_late_segments_and_forget_requests(tmp_path, embedder):

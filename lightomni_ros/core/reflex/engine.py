@@ -140,6 +140,12 @@ class ReflexEngine:
             finally:
                 self.adapters.lock.release()
 
+    @property
+    def next_sg_version(self) -> int:
+        """The S_g version the next pass reads: the pending one, else the current."""
+        with self._sg_lock:
+            return self._sg_pending[0] if self._sg_pending is not None else self.sg_version
+
     def _adopt_global_state(self) -> None:
         """Switch to the pending S_g (called holding the model lock); prefix caches of other versions are dropped."""
         with self._sg_lock:

@@ -102,6 +102,7 @@ class ReflexRuntime:
         if memory is not None:
             self.engine.memory = memory
         self.sleep = SleepQueue(self.cfg.reflex.sleep_queue_path, self.cfg.reflex.sleep_queue)
+        self._warm_failed: int | None = None     # S_g version whose warm-up failed: not retried for that version
 
     def _choose_backend(self) -> None:
         """Pick the reflex-pass execution path (ONNX Runtime / TensorRT when configured and faster)."""
@@ -172,11 +173,15 @@ class ReflexRuntime:
     # -- sleep time ----------------------------------------------------------------------------------------------
     def warm_prefixes(self) -> SleepOutcome | None:
         """Build the current S_g's reflex and response prefixes, so the next question does not pay for them."""
+        if self._warm_failed is not None and self._warm_failed == self.engine.next_sg_version:
+            return None     # failed once for this S_g: retrying each step would starve the memory passes
         t0 = time.perf_counter()
         try:
             warm = self.engine.warm_prefixes()
         except Exception as e:  # noqa: BLE001 - reported; the next question would build it instead
+            self._warm_failed = self.engine.sg_version
             return SleepOutcome(kind='failed', ms=_ms(t0), error=f'prefix warm-up: {type(e).__name__}: {e}')
+        self._warm_failed = None
         if warm.preempted:
             return SleepOutcome(kind='preempted', ms=_ms(t0))
         return SleepOutcome(kind='prefix_warmup', ms=_ms(t0)) if warm.built or warm.prefilled_tokens else None
@@ -233,8 +238,13 @@ class ReflexRuntime:
         return self.sleep.acknowledged(segment_id, start)
 
     def sleep_step(self, stop: Callable[[], bool] | None = None) -> SleepOutcome | None:
-        """One unit of sleep-time work: the new S_g's prefixes first, else one memory pass; None when idle."""
-        return self.warm_prefixes() or self.memory_step(stop)
+        """One unit of sleep-time work: the new S_g's prefixes first, else one memory pass; None when idle.
+
+        Memory comes first when it is behind: over the queue's bound (back-pressure) no warm-up runs, and a warm-up
+        that failed is not retried until S_g changes (a warm-up is for answer latency; the passes keep memory).
+        """
+        warm = None if self.sleep.over_high_water() else self.warm_prefixes()
+        return warm or self.memory_step(stop)
 
     def summarize(self, req: SummaryRequest) -> SummaryResult:
         """An S_g merge or profile update (the Summarize service); a user pass pre-empts it."""
