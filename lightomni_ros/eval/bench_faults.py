@@ -431,8 +431,22 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
     report.figure('hostile_requests_refused', hostile['refused'], note=f'of {hostile["must_refuse"]} that must be; '
                   'the others (a huge token budget, unknown face ids) are answered harmlessly')
     report.figure('node_crashes', crashes)
+    if crashes:
+        reasons = '; '.join(_stop_reasons(graph)) or 'no "stopping:" line (a crash)'
+        report.note(f'why nodes stopped during the fuzzing (their logs): {reasons}')
     report.figure('memory_changed_by_fuzz', changed)
     report.figure('fuzz_rows_added', added, note='rows from fuzz input that was well-formed')
+
+
+def _stop_reasons(graph: _Graph) -> list[str]:
+    """The "stopping: ..." lines nodes log when they leave on their own (run_node: SIGINT, SIGTERM, or neither)."""
+    out = []
+    for label, node in graph.nodes.items():
+        path = getattr(node, 'log_path', None)
+        if path is not None and pathlib.Path(path).is_file():
+            out += [f'{label}: {line.split("]: ", 1)[-1].strip()}'
+                    for line in pathlib.Path(path).read_text(errors='replace').splitlines() if ' stopping: ' in line]
+    return out
 
 
 def _hostile_requests(probe: _Probe, work: pathlib.Path) -> dict[str, int]:

@@ -10,6 +10,7 @@ background node that replays, benchmarks and tests use to talk to a graph.
 
 from __future__ import annotations
 
+import signal
 import sys
 import threading
 from typing import Any, Callable, Sequence, TypeVar
@@ -267,24 +268,47 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
     """Run a node as main() does: init, spin, exit 0 on Ctrl-C or external shutdown.
 
     ``threads=1`` spins a single-threaded executor (exceptions in callbacks, ``sys.exit`` included, end the process);
-    more threads let slow callbacks of different callback groups run side by side.
+    more threads let slow callbacks of different callback groups run side by side. The log's last line says why the
+    node stopped (which signal, or none seen): rclpy turns SIGINT and SIGTERM alike into a quiet exit 0.
     """
     prepare_env()     # own ament prefix and DDS profile: works from any directory, nothing sourced
+    received = _note_signals()      # before rclpy.init: its handler shuts the context down, then calls these
     rclpy.init(args=args if args is not None else sys.argv)
     node = None
+    why = 'the ROS context was shut down (no SIGINT or SIGTERM seen)'
     try:
         node = factory()
         executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         spin_guarded(executor, node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
+    except (KeyboardInterrupt, ExternalShutdownException) as e:
+        why = type(e).__name__
     finally:
         if node is not None:
+            # not the node's logger: its /rosout publisher died with the context
+            rclpy.logging.get_logger('lightomni_ros.run_node').info(
+                f'{node.get_name()} stopping: {" + ".join(received) or why}')
             _finish_lifecycle(node)
             node.destroy_node()
         rclpy.try_shutdown()
     return 0
+
+
+def _note_signals() -> list[str]:
+    """Record the names of the SIGINT / SIGTERM this process receives (SIGINT still raises KeyboardInterrupt)."""
+    received: list[str] = []
+
+    def note(signum: int, _frame: Any) -> None:
+        received.append(signal.Signals(signum).name)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+
+    try:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, note)
+    except ValueError:      # not the main thread (a test driving main()): rclpy's handling alone
+        pass
+    return received
 
 
 def spin_guarded(executor: Any, node: Node) -> None:
