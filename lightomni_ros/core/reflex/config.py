@@ -156,8 +156,8 @@ class ReflexConfig:
                                         'after it (diagnostics WARN).', min=0.05)
     sleep_queue: int = param(256, 'Backlog of the durable sleep queue (interactions waiting for their memory pass '
                                   'or for consolidation\'s acknowledgement of their Topic) at which memory passes stop '
-                                  'yielding to answers (back-pressure) and diagnostics WARN with the backlog; nothing '
-                                  'is ever dropped.', min=1)
+                                  'yielding to answers and go before S_g prefix warm-ups (back-pressure), and '
+                                  'diagnostics WARN with the backlog; nothing is ever dropped.', min=1)
     sleep_queue_path: str = param('~/.local/share/lightomni_ros/reflex/sleep_queue.db',
                                   'SQLite file of the durable sleep queue, in the reflex node\'s own state folder '
                                   '(never the consolidation node\'s memory.db); empty keeps it in memory only (lost '
