@@ -429,3 +429,21 @@ def test_decision_streams_what_it_says(engine):
     quiet = engine.decide(SegmentInput(segment_id=45, start=1.0, end=2.0, transcript='Nice weather.'), 1.01, 1.01,
                           12, 4, on_chunk=silent.append)
     assert not quiet.speak and silent == [] and quiet.chunks == []
+
+
+def test_sleep_time_work_runs_on_its_own_thread_count(engine, monkeypatch):
+    """Memory passes decode on `backbone.sleep_threads` (1) torch threads; an answer's reply on all of them after."""
+    from lightomni_ros.core.reflex import generation as gen
+
+    seen = []
+    real = gen.greedy_decode
+
+    def spy(*args, **kwargs):
+        seen.append(torch.get_num_threads())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(gen, 'greedy_decode', spy)
+    before = torch.get_num_threads()
+    engine.memory_pass(question(), 'They are in the blue bowl.')
+    engine.respond(question(typed=True), [])
+    assert seen == [1, before] and torch.get_num_threads() == before == 2

@@ -379,3 +379,23 @@ def test_a_raising_callback_does_not_end_the_node(domain_id):
     t.join(10)
     assert not t.is_alive()
     node.destroy_node()
+
+
+def test_lower_thread_priority_changes_only_the_calling_thread():
+    import os
+    import threading
+
+    from lightomni_ros.nodes.common import lower_thread_priority
+
+    mine = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    got = {}
+
+    def work():
+        got['problem'] = lower_thread_priority(5)
+        got['nice'] = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+    assert got == {'problem': '', 'nice': min(19, mine + 5)}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == mine and lower_thread_priority(0) == ''

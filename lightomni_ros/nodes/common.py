@@ -10,6 +10,7 @@ background node that replays, benchmarks and tests use to talk to a graph.
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 import threading
@@ -262,6 +263,21 @@ class BackgroundNode:
         self.node.destroy_node()
         rclpy.try_shutdown(context=self.context)
         self._thread.join(timeout=2.0)
+
+
+def lower_thread_priority(nice: int) -> str:
+    """Add ``nice`` to the calling thread's niceness (Linux keeps it per thread); '' when done, else why not.
+
+    Background work (a reflex node's sleep time) then takes the CPU only after the work an answer waits for.
+    """
+    if nice <= 0:
+        return ''
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, min(19, os.getpriority(os.PRIO_PROCESS, tid) + nice))
+    except (OSError, AttributeError) as e:      # not Linux, or not allowed
+        return f'{type(e).__name__}: {e}'
+    return ''
 
 
 def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, threads: int = 4) -> int:

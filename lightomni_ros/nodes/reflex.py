@@ -12,6 +12,7 @@ consolidation node's S_g merges and profile updates with the same model.
 from __future__ import annotations
 
 import collections
+import concurrent.futures
 import threading
 import time
 from typing import Any, Callable, Sequence
@@ -33,7 +34,7 @@ from ..core.reflex.runtime import ReflexConfigs, ReflexRuntime, SleepOutcome
 from ..core.reflex.types import Decision, Retrieved, SpeechChunk
 from ..core.timing import StageTimer
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
-                     declare_configs, report_failure, run_node)
+                     declare_configs, lower_thread_priority, report_failure, run_node)
 from .messages import (ack_msg, action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen,
                        profile_memory_item, reminder_msg, segment_from_msg, speech_chunk_msg, state_nodes,
                        summary_request_from, to_time, topic_msg)
@@ -87,6 +88,8 @@ class ReflexNode(LifecycleNode):
         self.diag: Diagnostics | None = None
         self._io = Interfaces(self)
         self._work: collections.deque[Segment] = collections.deque()
+        self._queued: set[tuple[int, int, int]] = set()     # segments in _work or being answered
+        self._summaries: concurrent.futures.ThreadPoolExecutor | None = None
         self._wake = threading.Condition()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -144,6 +147,9 @@ class ReflexNode(LifecycleNode):
         self._describe_diag()
         self._stop.clear()
         self.rt.resume()
+        # summaries are sleep-time work too: one worker thread at the sleep priority runs them
+        self._summaries = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix='reflex-summary', initializer=self._lower_priority)
         self._threads = [threading.Thread(target=self._user_loop, name='reflex-user', daemon=True),
                          threading.Thread(target=self._sleep_loop, name='reflex-sleep', daemon=True)]
         for t in self._threads:
@@ -172,6 +178,9 @@ class ReflexNode(LifecycleNode):
         for t in self._threads:
             t.join(timeout=30.0)
         self._threads = []
+        if self._summaries is not None:
+            self._summaries.shutdown(wait=False, cancel_futures=True)
+            self._summaries = None
         with self._send_lock:
             self._pub_topic = None
         self._io.destroy()
@@ -203,11 +212,19 @@ class ReflexNode(LifecycleNode):
 
     # -- inputs ----------------------------------------------------------------------------------------------------
     def _on_segment(self, msg: Segment) -> None:
-        if self.rt is not None:
-            self.rt.engine.preemption.request()   # sleep-time work yields at its next model-call boundary
+        key = _segment_key(msg)
         with self._wake:
-            self._work.append(msg)
             self._last_input = time.monotonic()
+            if key in self._queued:
+                # perception re-sends a segment until it is acknowledged, i.e. answered: a copy of one still
+                # waiting here adds nothing (one that comes after the answer is acknowledged again)
+                if self.diag is not None:
+                    self.diag.count('segments.copy_while_queued')
+                return
+            if self.rt is not None:
+                self.rt.engine.preemption.request()   # sleep-time work yields at its next model-call boundary
+            self._queued.add(key)
+            self._work.append(msg)
             self._wake.notify_all()
 
     def _on_reminder(self, msg: Reminder) -> None:
@@ -248,6 +265,8 @@ class ReflexNode(LifecycleNode):
                 self.diag.warn('segment', f'segment failed: {type(e).__name__}: {e}')
             finally:
                 self.rt.engine.preemption.release_one()
+                with self._wake:
+                    self._queued.discard(_segment_key(msg))
 
     def _answer_segment(self, msg: Segment) -> None:
         seg = segment_from_msg(msg)
@@ -341,7 +360,13 @@ class ReflexNode(LifecycleNode):
                                           f'memory pass, {counts["written"]} for consolidation): memory passes no '
                                           'longer yield to answers until it shrinks; nothing is dropped')
 
+    def _lower_priority(self) -> None:
+        problem = lower_thread_priority(self.cfg.reflex.sleep_nice)
+        if problem and self.diag is not None:
+            self.diag.warn('sleep_nice', f'sleep-time work keeps the node\'s priority: {problem}')
+
     def _sleep_loop(self) -> None:
+        self._lower_priority()
         rt = self.rt
         last_diag = 0.0
         while not self._stop.is_set():
@@ -384,12 +409,20 @@ class ReflexNode(LifecycleNode):
             return resp
         try:
             t0 = time.perf_counter()
-            res = self.rt.summarize(summary_request_from(req))
+            pool = self._summaries
+            if pool is None:
+                resp.success, resp.message = False, 'reflex node not active'
+                return resp
+            res = pool.submit(self.rt.summarize, summary_request_from(req)).result()
             self.timer.add('summarize', (time.perf_counter() - t0) * 1000.0)
             return fill_summary_response(res, resp)
         except Exception as e:  # noqa: BLE001 - the caller gets the reason and falls back
             resp.success, resp.message = False, f'{type(e).__name__}: {e}'
         return resp
+
+
+def _segment_key(msg: Segment) -> tuple[int, int, int]:
+    return int(msg.segment_id), int(msg.start.sec), int(msg.start.nanosec)
 
 
 def main(args: Sequence[str] | None = None) -> int:

@@ -27,6 +27,9 @@ class BackboneConfig:
     dtype: str = param('auto', 'Weights dtype: "auto" (bfloat16 on GPU, float32 on CPU), "float32", "float16", '
                                '"bfloat16".', choices=['auto', 'float32', 'float16', 'bfloat16'])
     threads: int = param(0, 'CPU threads for torch (0 keeps the torch default).', min=0)
+    sleep_threads: int = param(1, 'CPU threads for torch during sleep-time work (memory passes, S_g prefix warm-ups, '
+                                  'summaries); 0: as many as answers. One keeps that work on the thread that runs it, '
+                                  'whose lower priority (reflex `sleep_nice`) then applies to all of it.', min=0)
     max_new_tokens: int = param(48, 'Upper bound on generated tokens of a response.', min=1)
     memory_max_new_tokens: int = param(160, 'Upper bound on generated tokens of a sleep-time memory pass or summary.',
                                        min=1)
@@ -175,6 +178,10 @@ class ReflexConfig:
     sleep_batch: int = param(4, 'Memory passes over up to this many waiting interactions are decoded together (one '
                                 'batch: on a CPU a step of a few rows costs little more than one, so a backlog '
                                 'drains faster; a pre-emption re-queues them all); 1: one at a time.', min=1)
+    sleep_nice: int = param(10, 'Niceness added to the reflex node\'s threads that run sleep-time work (memory '
+                                'passes, S_g prefix warm-ups, summaries; Linux, per thread), so perception\'s ASR and '
+                                'the answers get the CPU first when cores are short; 0 keeps the node\'s priority.',
+                            min=0, max=19)
     summary_max_tokens: int = param(120, 'Default bound on a Summarize reply (tokens).', min=8)
     diagnostics_period_s: float = param(1.0, 'Period of /diagnostics.', min=0.1)
     warn_reflex_ms: float = param(1500.0, 'Reflex-pass p50 above this is a diagnostics WARN.', min=0.0)

@@ -10,13 +10,14 @@ pass (memory adapter) that writes the Topic. A user pass pre-empts sleep-time wo
 from __future__ import annotations
 
 import collections
+import contextlib
 import datetime as _dt
 import logging
 import threading
 import time
 import zoneinfo
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -272,6 +273,24 @@ class ReflexEngine:
         return True
 
     @torch.no_grad()
+    @contextlib.contextmanager
+    def sleep_time(self) -> Iterator[None]:
+        """Hold the model for sleep-time work, on ``backbone.sleep_threads`` torch threads (restored after).
+
+        With one thread the work stays on the calling thread, so that thread's priority (the reflex node lowers its
+        sleep worker's) is the work's priority; the answers' passes keep every thread.
+        """
+        with self.adapters.lock:
+            n = self.cfgs.backbone.sleep_threads
+            before = torch.get_num_threads()
+            if n and n != before:
+                torch.set_num_threads(n)
+            try:
+                yield
+            finally:
+                if n and n != before:
+                    torch.set_num_threads(before)
+
     def warm_prefixes(self) -> PrefixWarmup:
         """Build the reflex and response S_g prefixes of the current S_g before the next question needs them.
 
@@ -283,7 +302,7 @@ class ReflexEngine:
         if not self.cfgs.cache.prefix:
             return out
         stop = self.preemption.pending
-        with self.adapters.lock:
+        with self.sleep_time():
             self._adopt_global_state()
             for role, kind in (('reaction', 'reflex'), ('generation', 'response')):
                 if role == 'reaction' and self.accelerated is not None:
@@ -371,7 +390,7 @@ class ReflexEngine:
         The names of the people in view are asked of memory first (outside the model lock), so the facts name them.
         """
         names = self.known_names(list(seg.face_ids))
-        with self.adapters.use('memory') as active:
+        with self.sleep_time(), self.adapters.use('memory') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
             parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni)
             hidden, cache, plen, end = self.prefill('memory', parts, active)
@@ -404,7 +423,7 @@ class ReflexEngine:
             return None if one is None else [one]
         names = [self.known_names(list(seg.face_ids)) for seg, _ in items]
         rows: list[gen.PrefilledRow] = []
-        with self.adapters.use('memory') as active:
+        with self.sleep_time(), self.adapters.use('memory') as active:
             cache = None
             for (seg, _), known in zip(items, names):
                 if stop is not None and stop():
@@ -435,7 +454,7 @@ class ReflexEngine:
             known = ', '.join(f'{k}: {v}' for k, v in req.known.items()) or 'nothing yet'
             ask = (f'Known about {req.face_id}: {known}.\nRecent events:\n{body}\nDescribe {req.face_id} in one short '
                    f'paragraph (name, occupation, preferences, relationships).')
-        with self.adapters.use('memory') as active:
+        with self.sleep_time(), self.adapters.use('memory') as active:
             chat = self.backbone.chat
             parts = [self.backbone.text_part(chat.turn('user', ask) + chat.open('assistant'))]
             hidden, cache, plen, end = self.prefill('summary', parts, active, 'You summarize memories faithfully.')
