@@ -210,6 +210,26 @@ def test_asr_name_hints(asr: Transcriber) -> None:
         asr.names.clear()
 
 
+def test_asr_decodes_once_while_perception_is_behind(asr: Transcriber, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`once` (perception behind) asks Whisper for one temperature and no retry; the words are still there."""
+    temperatures = []
+    real = asr.model.transcribe
+
+    def spy(audio, **kwargs):
+        temperatures.append(tuple(kwargs['temperature']))
+        return real(audio, **kwargs)
+
+    monkeypatch.setattr(asr.model, 'transcribe', spy)
+    x, sr = load_audio(MEDIA / 'speech/jfk.flac')
+    mono = Resampler(sr).process(x.mean(axis=1).astype(np.float32), flush=True)
+    quick = asr.transcribe(mono, once=True)
+    assert temperatures == [(0.0,)] and quick.counts.get('asr_shed') == 1
+    errors, n = word_errors(SPEECH['speech/jfk.flac'], quick.text)
+    assert errors / n <= 0.15, quick.text
+    full = asr.transcribe(mono)
+    assert len(temperatures[-1]) == 6 and 'asr_shed' not in full.counts
+
+
 def test_vad_max_speech_cuts_long_speech(vad_model: SileroVad) -> None:
     class Always:
         def __call__(self, window: np.ndarray) -> float:

@@ -375,7 +375,8 @@ class PerceptionNode(LifecycleNode):
                                                        self.get_clock().now().to_msg()))
 
     def _output_worker(self) -> None:
-        self._serve(self.out_q, lambda item: self._publish_segment(self.rt.finish(item)), 'segment')
+        self._serve(self.out_q, lambda item: self._publish_segment(self.rt.finish(item, self.out_q.qsize() > 0)),
+                    'segment')
 
     def _publish_segment(self, seg: SegmentData) -> None:
         if not self._active:

@@ -65,6 +65,9 @@ class AsrConfig:
     context_words: int = param(48, 'Most words of the previous span used as the prompt.', min=1)
     fallback: bool = param(True, 'Decode again at temperatures 0.2 ... 1.0 when a window repeats itself '
                                  '(compression ratio > 2.4) or is improbable (mean log-probability < -1).')
+    shed_when_behind: bool = param(True, 'While more segments wait for the ASR, decode each once (no temperature '
+                                         'fallback, no retry without the context prompt), so perception catches up '
+                                         'with real time instead of falling further behind; counted (asr_shed).')
     max_repeats: int = param(4, 'A phrase of 1-4 words repeated more often in a row is a decoding loop: the extra '
                                 'copies are dropped (counted); real repetition ("no, no, no") stays.', min=2)
     no_speech_drop: float = param(0.6, 'A decoded piece with a no-speech probability above this is dropped '
@@ -225,12 +228,14 @@ class Transcriber:
             return None
         return ' '.join(text.split()[-self.cfg.context_words:])
 
-    def transcribe(self, audio: np.ndarray, start: float | None = None, end: float | None = None) -> Transcript:
+    def transcribe(self, audio: np.ndarray, start: float | None = None, end: float | None = None, *,
+                   once: bool = False) -> Transcript:
         """Transcribe one span (the whole array) with word timings.
 
         ``start``/``end`` (sensor seconds) place the span in time: the previous span's text is its prompt when
         they are close, and this one's text becomes the next prompt. A decode with a prompt that had to be cleaned
-        (a loop, a hallucination) is done again without it and the cleaner of the two is kept.
+        (a loop, a hallucination) is done again without it and the cleaner of the two is kept. ``once`` decodes a
+        single time (no temperature fallback, no retry): what perception does while it is behind.
         """
         audio = np.asarray(audio, np.float32)
         duration = len(audio) / 16000.0
@@ -240,12 +245,13 @@ class Transcriber:
             counts['asr_too_short_s'] += duration
             return Transcript('', [], self.cfg.language, duration, dict(counts))
         prompt = self.prompt_for(start)
-        words, c, language = self._decode(audio, prompt)
+        words, c, language = self._decode(audio, prompt, fallback=self.cfg.fallback and not once)
+        counts['asr_shed'] += once
         if prompt is not None:
             counts['asr_context_prompts'] += 1
-            if c['asr_dropped_words'] or c['asr_unresolved_loops']:
+            if (c['asr_dropped_words'] or c['asr_unresolved_loops']) and not once:
                 counts['asr_context_retries'] += 1
-                words2, c2, language2 = self._decode(audio, None)
+                words2, c2, language2 = self._decode(audio, None, fallback=self.cfg.fallback)
                 if c2['asr_dropped_words'] + c2['asr_unresolved_loops'] <= \
                         c['asr_dropped_words'] + c['asr_unresolved_loops']:
                     words, c, language = words2, c2, language2
@@ -255,14 +261,15 @@ class Transcriber:
             self._context = (end, text)
         return Transcript(text, words, language, duration, {k: v for k, v in counts.items() if v})
 
-    def _decode(self, audio: np.ndarray, prompt: str | None) -> tuple[list[Word], collections.Counter, str]:
-        """One faster-whisper decode, cleaned: (words, counts, language)."""
+    def _decode(self, audio: np.ndarray, prompt: str | None,
+                fallback: bool) -> tuple[list[Word], collections.Counter, str]:
+        """One faster-whisper decode (with its temperature fallback when asked), cleaned: (words, counts, language)."""
         cfg = self.cfg
         language = 'en' if not self.multilingual else (cfg.language or None)
         segments, info = self.model.transcribe(
             audio, language=language, beam_size=cfg.beam_size, word_timestamps=True, vad_filter=False,
             condition_on_previous_text=True, without_timestamps=False, initial_prompt=prompt,
-            temperature=list(_TEMPERATURES if cfg.fallback else _TEMPERATURES[:1]),
+            temperature=list(_TEMPERATURES if fallback else _TEMPERATURES[:1]),
             compression_ratio_threshold=2.4, log_prob_threshold=-1.0, no_speech_threshold=None,
             hotwords=' '.join(self.names) if self.names and cfg.name_hints else None)
         counts: collections.Counter[str] = collections.Counter()

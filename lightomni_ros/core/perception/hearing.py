@@ -37,10 +37,11 @@ class Hearing:
         self.asr = asr
         self.tracker = tracker
 
-    def hear(self, seg: SegmentData, audio: np.ndarray) -> tuple[collections.Counter[str], list[VoiceEvent]]:
-        """Fill in ``seg``'s transcript, words and turns from its speech span ``audio``."""
+    def hear(self, seg: SegmentData, audio: np.ndarray,
+             once: bool = False) -> tuple[collections.Counter[str], list[VoiceEvent]]:
+        """Fill in ``seg``'s transcript, words and turns from its speech span ``audio`` (``once``: one decode)."""
         counts: collections.Counter[str] = collections.Counter()
-        tr = self.asr.transcribe(audio, seg.speech_start, seg.speech_end)
+        tr = self.asr.transcribe(audio, seg.speech_start, seg.speech_end, once=once)
         counts.update(tr.counts)
         counts['asr_audio_s_total'] += tr.duration
         offset = seg.speech_start - seg.start

@@ -209,12 +209,15 @@ class PerceptionRuntime:
         return self.segmenter.tick(now)
 
     # -- per segment ---------------------------------------------------------------------------------------------
-    def finish(self, pending: PendingSegment) -> SegmentData:
-        """ASR of the segment's speech span, names heard in introductions, the segment's audio file."""
+    def finish(self, pending: PendingSegment, behind: bool = False) -> SegmentData:
+        """ASR of the segment's speech span, names heard in introductions, the segment's audio file.
+
+        ``behind``: more segments wait for this step (the ASR then decodes once, ``asr.shed_when_behind``).
+        """
         seg, audio = pending.segment, pending.audio
         if audio is not None and len(audio):
             with self.timer.stage('asr') as st:
-                counts, events = self.hearing.hear(seg, audio)
+                counts, events = self.hearing.hear(seg, audio, once=behind and self.cfg.asr.shed_when_behind)
             self.asr.learn_from(seg.transcript)
             self.count('asr_ms_total', st['ms'])
             for k, v in counts.items():
