@@ -407,7 +407,16 @@ def test_segmenter_rules() -> None:
     assert out.segment_id == 9
     # Sensor time jumps back (a bag restarted): the open segment restarts rather than never timing out.
     assert seg.tick(5.0) is None and seg.start == 5.0
+    seg.add_faces([FaceSeen('<face_1>', 1, (0, 0, 9, 9), 0.9, 0.1, 20.0)])
     assert seg.tick(35.5).trigger == TIMEOUT
+    # A time-out in which nothing was seen or heard is not a segment: its span joins the next one.
+    assert seg.tick(65.5) is None and seg.empty_skipped == 1 and seg.start == 65.0
+    seg.add_keyframe(_kf(70.0))
+    out = seg.tick(95.2)
+    assert (out.segment_id, out.start, out.end) == (11, 65.0, 95.0)
+    every = Segmenter(SegmenterConfig(timeout_s=30.0, publish_empty=True))
+    every.tick(0.0)
+    assert every.tick(30.5).trigger == TIMEOUT and every.empty_skipped == 0
 
 
 def test_perception_state_survives_restart(tmp_path) -> None:

@@ -205,8 +205,12 @@ class PerceptionRuntime:
         return self.segmenter.typed(now, text)
 
     def tick(self, now: float) -> SegmentData | None:
-        """Close the open segment on time-out when due."""
-        return self.segmenter.tick(now)
+        """Close the open segment on time-out when due (None for an empty one, counted)."""
+        before = self.segmenter.empty_skipped
+        seg = self.segmenter.tick(now)
+        if self.segmenter.empty_skipped > before:
+            self.count('segments_empty_skipped')
+        return seg
 
     # -- per segment ---------------------------------------------------------------------------------------------
     def finish(self, pending: PendingSegment, behind: bool = False) -> SegmentData:

@@ -33,6 +33,10 @@ class SegmenterConfig:
     audio_dir: str = param('', 'Folder for segment WAVs; empty uses <cache_dir>/segments.')
     max_faces: int = param(20, 'Most identities listed per segment (most recently seen first).', min=1)
     max_hints: int = param(5, 'Most visual hints per segment (most frequent first).', min=0)
+    publish_empty: bool = param(False, 'Publish a time-out segment in which nothing was seen or heard (no keyframe '
+                                       'kept, no face, no speech): each costs a reflex pass and a memory pass that '
+                                       'store nothing (a camera on a still scene keeps no keyframes). False skips it '
+                                       '(counted as segments_empty_skipped); its span joins the next segment.')
 
 
 def thin(items: list, n: int) -> list:
@@ -58,6 +62,7 @@ class Segmenter:
         self._keyframes: list[KeyframeData] = []
         self._faces: dict[int, list[FaceSeen]] = {}     # track id -> recent observations, oldest first
         self._hints: dict[str, int] = {}
+        self.empty_skipped = 0
 
     def _open(self, t: float) -> None:
         if self.start is None:
@@ -125,8 +130,17 @@ class Segmenter:
                 return None
             if self.speech_active or now - self.start < self.cfg.timeout_s:
                 return None
-            return self._close(self.start + self.cfg.timeout_s if now - self.start < 2 * self.cfg.timeout_s
-                               else now, TIMEOUT)
+            end = self.start + self.cfg.timeout_s if now - self.start < 2 * self.cfg.timeout_s else now
+            if not self.cfg.publish_empty and self._empty_until(end):
+                self.empty_skipped += 1
+                self.start = end
+                return None
+            return self._close(end, TIMEOUT)
+
+    def _empty_until(self, end: float) -> bool:
+        """Whether nothing was seen up to ``end`` (no keyframe, no face; time-outs never hold speech)."""
+        return not any(k.stamp <= end for k in self._keyframes) and \
+            not any(f.stamp <= end for obs in self._faces.values() for f in obs)
 
     def _close(self, end: float, trigger: int) -> SegmentData:
         start = self.start if self.start is not None else end
