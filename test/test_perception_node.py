@@ -134,7 +134,9 @@ def _image(enc: str, w: int, h: int, step: int, data: bytes, t: float) -> Image:
 def test_bad_input_is_rejected_with_named_warnings_and_the_node_keeps_running(spawn, ros, domain_id: int) -> None:
     diags = ros.collect(DiagnosticArray, '/diagnostics', 50)
     segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
-    node = start_node(spawn, domain_id, spawn.tmp, warn_hold_s=60.0, **{'segments.timeout_s': 3.0})
+    # an empty time-out segment is published only on request: this test reads the time-out rule from one
+    node = start_node(spawn, domain_id, spawn.tmp, warn_hold_s=60.0,
+                      **{'segments.timeout_s': 3.0, 'segments.publish_empty': True})
     pa = ros.node.create_publisher(AudioStamped, f'{NS}/audio', 50)
     pi = ros.node.create_publisher(Image, f'{NS}/camera/image_raw', 10)
     wait_for(lambda: pa.get_subscription_count() and pi.get_subscription_count(), 10, what='node subscriptions')

@@ -241,10 +241,13 @@ def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
 
 
 def _breakdown(end_wall: int, seg_seen: int, chunk: int, stages: dict[str, float]) -> dict[str, float]:
-    """Where a question's first word went (ms): ``perception`` (end of speech -> the Segment on the wire), the
-    reflex node's stages from ``Action.latency`` (``preemption_wait``, ``reflex``, ``retrieval``, and
-    ``first_sentence``: decoding up to the first grounded sentence), and ``reflex_queue`` (the rest of the reflex
-    node's time: the executor and the model busy with earlier segments, conversion, publishing)."""
+    """Where a question's first word went (ms), in parts that add up to it.
+
+    ``perception`` (end of speech -> the Segment on the wire), the reflex node's stages from ``Action.latency``
+    (``preemption_wait``, ``reflex``, ``retrieval``, and ``first_sentence``: decoding up to the first grounded
+    sentence), and ``reflex_queue`` (the rest of the reflex node's time: the executor and the model busy with earlier
+    segments, conversion, publishing).
+    """
     before = ('preemption_wait', 'reflex', 'retrieval')
     parts = {'perception': (seg_seen - end_wall) / 1e6} | {k: stages[k] for k in before if k in stages}
     decide = stages.get('first_chunk', 0.0)      # counted from the start of decide(): the stages above included

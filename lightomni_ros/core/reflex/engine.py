@@ -272,7 +272,6 @@ class ReflexEngine:
             self.prefixes.prefilled_tokens += len(piece)
         return True
 
-    @torch.no_grad()
     @contextlib.contextmanager
     def sleep_time(self) -> Iterator[None]:
         """Hold the model for sleep-time work, on ``backbone.sleep_threads`` torch threads (restored after).
@@ -291,6 +290,7 @@ class ReflexEngine:
                 if n and n != before:
                     torch.set_num_threads(before)
 
+    @torch.no_grad()
     def warm_prefixes(self) -> PrefixWarmup:
         """Build the reflex and response S_g prefixes of the current S_g before the next question needs them.
 
