@@ -173,8 +173,18 @@ def test_memory_under_back_pressure_goes_before_warm_ups(tmp_path):
     rt = reflex(tmp_path, eng, sleep_queue=2, sleep_batch=1)
     for i in (1, 2):
         rt.sleep.put(seg_in(i), '')
-    assert rt.sleep.over_high_water()
+    assert rt.sleep.over_high_water() and rt.sleep_runs_to_end()
     assert rt.sleep_step().kind == 'topic' and eng.warmups == 0
+
+
+def test_a_pass_answers_must_wait_for_is_announced(tmp_path):
+    """The node runs a pass that will not yield at its own priority: sleep_runs_to_end says which one that is."""
+    rt = reflex(tmp_path, FakeEngine(preempt=2), sleep_max_preemptions=2)
+    rt.sleep.put(seg_in(1), '')
+    assert not rt.sleep_runs_to_end()
+    assert rt.memory_step().kind == 'preempted' and not rt.sleep_runs_to_end()
+    assert rt.memory_step().kind == 'preempted' and rt.sleep_runs_to_end()
+    assert rt.memory_step().kind == 'topic' and not rt.sleep_runs_to_end()
 
 
 def test_answer_once_late_segments_and_forget_requests(tmp_path, embedder):

@@ -89,7 +89,7 @@ class ReflexNode(LifecycleNode):
         self._io = Interfaces(self)
         self._work: collections.deque[Segment] = collections.deque()
         self._queued: set[tuple[int, int, int]] = set()     # segments in _work or being answered
-        self._summaries: concurrent.futures.ThreadPoolExecutor | None = None
+        self._background: concurrent.futures.ThreadPoolExecutor | None = None
         self._wake = threading.Condition()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -147,9 +147,10 @@ class ReflexNode(LifecycleNode):
         self._describe_diag()
         self._stop.clear()
         self.rt.resume()
-        # summaries are sleep-time work too: one worker thread at the sleep priority runs them
-        self._summaries = concurrent.futures.ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix='reflex-summary', initializer=self._lower_priority)
+        # pre-emptible sleep-time work (memory passes, warm-ups, summaries) runs on one worker thread at the sleep
+        # priority; a pass that answers must wait for runs on the sleep loop's own thread, at the node's priority
+        self._background = concurrent.futures.ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix='reflex-background', initializer=self._lower_priority)
         self._threads = [threading.Thread(target=self._user_loop, name='reflex-user', daemon=True),
                          threading.Thread(target=self._sleep_loop, name='reflex-sleep', daemon=True)]
         for t in self._threads:
@@ -178,9 +179,9 @@ class ReflexNode(LifecycleNode):
         for t in self._threads:
             t.join(timeout=30.0)
         self._threads = []
-        if self._summaries is not None:
-            self._summaries.shutdown(wait=False, cancel_futures=True)
-            self._summaries = None
+        if self._background is not None:
+            self._background.shutdown(wait=False, cancel_futures=True)
+            self._background = None
         with self._send_lock:
             self._pub_topic = None
         self._io.destroy()
@@ -366,7 +367,6 @@ class ReflexNode(LifecycleNode):
             self.diag.warn('sleep_nice', f'sleep-time work keeps the node\'s priority: {problem}')
 
     def _sleep_loop(self) -> None:
-        self._lower_priority()
         rt = self.rt
         last_diag = 0.0
         while not self._stop.is_set():
@@ -379,11 +379,15 @@ class ReflexNode(LifecycleNode):
             if not pressed and (self._work or rt.engine.preemption.pending() or idle < self.cfg.reflex.sleep_idle_s):
                 self._stop.wait(0.05)
                 continue
-            step = rt.sleep_step()
+            step = rt.sleep_step() if rt.sleep_runs_to_end() else self._in_background(rt.sleep_step)
             if step is None:
                 self._stop.wait(0.05)
                 continue
             self._after_sleep_step(step)
+
+    def _in_background(self, work: Callable[[], SleepOutcome | None]) -> SleepOutcome | None:
+        pool = self._background
+        return None if pool is None else pool.submit(work).result()
 
     def _after_sleep_step(self, step: SleepOutcome) -> None:
         if step.kind == 'prefix_warmup':
@@ -409,7 +413,7 @@ class ReflexNode(LifecycleNode):
             return resp
         try:
             t0 = time.perf_counter()
-            pool = self._summaries
+            pool = self._background
             if pool is None:
                 resp.success, resp.message = False, 'reflex node not active'
                 return resp

@@ -178,10 +178,11 @@ class ReflexConfig:
     sleep_batch: int = param(4, 'Memory passes over up to this many waiting interactions are decoded together (one '
                                 'batch: on a CPU a step of a few rows costs little more than one, so a backlog '
                                 'drains faster; a pre-emption re-queues them all); 1: one at a time.', min=1)
-    sleep_nice: int = param(10, 'Niceness added to the reflex node\'s threads that run sleep-time work (memory '
-                                'passes, S_g prefix warm-ups, summaries; Linux, per thread), so perception\'s ASR and '
-                                'the answers get the CPU first when cores are short; 0 keeps the node\'s priority.',
-                            min=0, max=19)
+    sleep_nice: int = param(10, 'Niceness added to the reflex node\'s thread that runs pre-emptible sleep-time work '
+                                '(memory passes, S_g prefix warm-ups, summaries; Linux, per thread), so perception\'s '
+                                'ASR and the answers get the CPU first when cores are short. A memory pass that runs '
+                                'to its end (sleep_max_preemptions, back-pressure) keeps the node\'s priority: '
+                                'answers wait for it. 0 keeps the node\'s priority for all.', min=0, max=19)
     summary_max_tokens: int = param(120, 'Default bound on a Summarize reply (tokens).', min=8)
     diagnostics_period_s: float = param(1.0, 'Period of /diagnostics.', min=0.1)
     warn_reflex_ms: float = param(1500.0, 'Reflex-pass p50 above this is a diagnostics WARN.', min=0.0)

@@ -201,8 +201,7 @@ class ReflexRuntime:
             return None
         ids = [it.segment.segment_id for it in items]
         t0 = time.perf_counter()
-        stubborn = (any(it.preemptions >= self.cfg.reflex.sleep_max_preemptions for it in items)
-                    or self.sleep.over_high_water())
+        stubborn = self._runs_to_end(items)
         stop = eng.preemption.halted if stubborn else (stop or eng.preemption.pending)
         try:
             topics = eng.memory_passes([(it.segment, it.response) for it in items], stop=stop)
@@ -219,6 +218,17 @@ class ReflexRuntime:
             self.sleep.written(it.item_id, topic)
         problems = '; '.join(f'segment {i}: {t.problem}' for i, t in zip(ids, topics) if t.problem)
         return SleepOutcome(kind='topic', ms=_ms(t0), segment_ids=ids, topics=topics, error=problems)
+
+    def _runs_to_end(self, items: list) -> bool:
+        return (any(it.preemptions >= self.cfg.reflex.sleep_max_preemptions for it in items)
+                or self.sleep.over_high_water())
+
+    def sleep_runs_to_end(self) -> bool:
+        """Whether the next memory pass runs to its end (pre-empted too often, or memory over its bound).
+
+        Answers wait for such a pass, so it must not run at a lowered thread priority (priority inversion).
+        """
+        return self._runs_to_end(self.sleep.next_interactions(self.cfg.reflex.sleep_batch))
 
     @property
     def sleep_pending(self) -> int:
