@@ -148,7 +148,7 @@ def test_turns_of_a_two_voice_conversation_and_the_same_voice_next_time(encoder,
 @needs_media
 def test_a_voice_seen_talking_links_to_the_face_and_keeps_its_id(encoder, voices) -> None:
     class Asr:     # the words are not what this test is about
-        def transcribe(self, audio, start=None, end=None):
+        def transcribe(self, audio, start=None, end=None, *, once=False):
             from lightomni_ros.core.perception.asr import Transcript
             return Transcript('hello there', [Word(' hello', 0.5, 1.0, 0.9), Word(' there', 1.0, 1.5, 0.9)],
                               'en', len(audio) / 16000)
