@@ -33,6 +33,7 @@ from ..core.reflex.retrieval import MemoryQuery
 from ..core.reflex.runtime import ReflexConfigs, ReflexRuntime, SleepOutcome
 from ..core.reflex.types import Decision, Retrieved, SpeechChunk
 from ..core.timing import StageTimer
+from ..core.topic import segment_key
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, lower_thread_priority, report_failure, run_node)
 from .messages import (ack_msg, action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen,
@@ -88,7 +89,7 @@ class ReflexNode(LifecycleNode):
         self.diag: Diagnostics | None = None
         self._io = Interfaces(self)
         self._work: collections.deque[Segment] = collections.deque()
-        self._queued: set[tuple[int, int, int]] = set()     # segments in _work or being answered
+        self._queued: set[tuple[int, float] | None] = set()     # segments in _work or being answered
         self._background: concurrent.futures.ThreadPoolExecutor | None = None
         self._wake = threading.Condition()
         self._stop = threading.Event()
@@ -213,10 +214,10 @@ class ReflexNode(LifecycleNode):
 
     # -- inputs ----------------------------------------------------------------------------------------------------
     def _on_segment(self, msg: Segment) -> None:
-        key = _segment_key(msg)
+        key = _queue_key(msg)
         with self._wake:
             self._last_input = time.monotonic()
-            if key in self._queued:
+            if key is not None and key in self._queued:
                 # perception re-sends a segment until it is acknowledged, i.e. answered: a copy of one still
                 # waiting here adds nothing (one that comes after the answer is acknowledged again)
                 if self.diag is not None:
@@ -267,7 +268,7 @@ class ReflexNode(LifecycleNode):
             finally:
                 self.rt.engine.preemption.release_one()
                 with self._wake:
-                    self._queued.discard(_segment_key(msg))
+                    self._queued.discard(_queue_key(msg))
 
     def _answer_segment(self, msg: Segment) -> None:
         seg = segment_from_msg(msg)
@@ -425,8 +426,12 @@ class ReflexNode(LifecycleNode):
         return resp
 
 
-def _segment_key(msg: Segment) -> tuple[int, int, int]:
-    return int(msg.segment_id), int(msg.start.sec), int(msg.start.nanosec)
+def _queue_key(msg: Segment) -> tuple[int, float] | None:
+    """The segment's cross-node key; None for one that cannot be keyed (answering it reports the problem)."""
+    try:
+        return segment_key(msg.segment_id, from_time(msg.start))
+    except ValueError:
+        return None
 
 
 def main(args: Sequence[str] | None = None) -> int:
