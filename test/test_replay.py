@@ -141,6 +141,10 @@ def test_scoring_of_published_outputs() -> None:
     # segment 2 also holds a word said before item b: its word timings keep item b's words apart
     out.get('segments')[1][1].words = [WordTiming(word=w, start=a, end=b) for w, a, b in (
         (' Ok.', 0.1, 0.4), (' hello', 1.2, 1.6), (' there.', 1.7, 2.2))]
+    # perception re-sends a segment the reflex node has not acknowledged yet: the copy is not heard twice
+    copy = seg(3.0, 6.0, 'Ok. hello there.', '<face_2>', 2)[1]
+    copy.words = out.get('segments')[1][1].words
+    out.get('segments').append((tb.wall_of_scenario(11.0), copy))
     res = scoring.score(gt, out, tb)
     by = {p['id']: p for p in res['probes']}
     assert by['q_ok']['passed'] and by['q_ok']['latency_s'] == pytest.approx(0.3, abs=1e-6)  # 0.6 s / rate 2
@@ -155,6 +159,7 @@ def test_scoring_of_published_outputs() -> None:
     assert res['wer']['items'][1]['hypothesis'] == 'hello there.'
     assert res['summary']['wer'] == pytest.approx(1 / 6, abs=1e-3)
     assert res['summary']['identity_consistency'] == 1.0
+    assert res['summary']['segments'] == 2 and res['summary']['segments_resent'] == 1
     assert [s['text'] for s in res['spoken']][:3] == ['Late reply to b.', 'Your name is Ann.', 'It is y.']
     assert scoring.has_keyword('The keys are in the blue drawer.', 'blue drawer')
     assert not scoring.has_keyword('drawers', 'drawer') and scoring.wer('a b c', 'a x c d')[0] == pytest.approx(2 / 3)

@@ -82,7 +82,8 @@ def write_report(out: pathlib.Path, gt: dict[str, Any], result: dict[str, Any], 
              f'| transcript WER | {s["wer"]} |',
              f'| identity consistency | {s["identity_consistency"]} |',
              f'| reminder timing error, mean abs (s) | {s["reminder_timing_error_s"]["mean_abs"]} |',
-             f'| segments / actions / spoken | {s["segments"]} / {s["actions"]} / {s["spoken"]} |',
+             f'| segments (re-sent copies) / actions / spoken | {s["segments"]} ({s.get("segments_resent", 0)}) / '
+             f'{s["actions"]} / {s["spoken"]} |',
              f'| publish lag p50 / max (ms) | {t.get("publish_lag_ms", {}).get("p50")} / '
              f'{t.get("publish_lag_ms", {}).get("max")} |', '',
              '## Probes', '', '| probe | kind | result | detail |', '|---|---|---|---|']

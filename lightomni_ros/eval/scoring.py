@@ -17,6 +17,8 @@ import pathlib
 import re
 from typing import Any, Iterable
 
+from ..core.topic import segment_key
+
 log = logging.getLogger('lightomni.eval.scoring')
 
 
@@ -135,8 +137,13 @@ def _spoken(outputs: Outputs, tb: TimeBase) -> list[dict[str, Any]]:
 
 
 def _segments(outputs: Outputs, tb: TimeBase) -> list[dict[str, Any]]:
-    rows = []
+    """Each segment once, as first received: perception re-sends one the reflex node has not yet acknowledged."""
+    rows, seen = [], set()
     for t, s in outputs.get('segments'):
+        key = segment_key(s.segment_id, s.start.sec + s.start.nanosec * 1e-9)
+        if key in seen:
+            continue
+        seen.add(key)
         start = tb.scenario_of_stamp(s.start)
         rows.append({'id': int(s.segment_id), 'start': start, 'end': tb.scenario_of_stamp(s.end),
                      'transcript': s.transcript, 'typed': s.typed_text, 'recv': tb.scenario_of_wall(t),
@@ -206,7 +213,9 @@ def score(gt: dict[str, Any], outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
                'reminder_timing_error_s': {'n': len(reminder_errs),
                                            'mean_abs': round(sum(map(abs, reminder_errs)) / len(reminder_errs), 3)
                                            if reminder_errs else None},
-               'segments': len(segments), 'actions': len(outputs.get('actions')), 'spoken': len(spoken)}
+               'segments': len(segments),
+               'segments_resent': len(outputs.get('segments')) - len(segments),
+               'actions': len(outputs.get('actions')), 'spoken': len(spoken)}
     return {'summary': summary, 'probes': probes, 'latencies': latencies, 'wer': wers, 'identity': identity,
             'spoken': [{k: v for k, v in s.items() if k not in ('wall_ns', 'speech_end_ns')} for s in spoken],
             'segments': [{k: (round(v, 3) if isinstance(v, float) else v) for k, v in s.items()
