@@ -18,7 +18,8 @@ import sys
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from lightomni_ros.msg import (Action, AudioStamped, FaceObservation, GlobalState, GlobalStateNode, Reminder, Segment,
                                Topic)
-from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, run_node
+from lightomni_ros.nodes.common import LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS
+from lightomni_ros.nodes.process import run_node
 from rclpy.node import Node
 from sensor_msgs.msg import CompressedImage
 from std_msgs.msg import String

@@ -17,7 +17,7 @@ from rclpy.node import Node
 sys.path.insert(0, str(pathlib.Path(__file__).parent))
 from msg_fill import fill, interface_names  # noqa: E402
 
-from lightomni_ros.nodes.common import run_node  # noqa: E402
+from lightomni_ros.nodes.process import run_node  # noqa: E402
 
 
 def make_echo() -> Node:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import signal
 import tarfile
 import time
 
@@ -365,7 +366,7 @@ def test_a_raising_callback_does_not_end_the_node(domain_id):
     from rclpy.context import Context
     from rclpy.executors import MultiThreadedExecutor
 
-    from lightomni_ros.nodes.common import spin_guarded
+    from lightomni_ros.nodes.process import spin_guarded
 
     ctx = Context()
     rclpy.init(context=ctx, domain_id=domain_id)
@@ -389,6 +390,33 @@ def test_a_raising_callback_does_not_end_the_node(domain_id):
     t.join(10)
     assert not t.is_alive()
     node.destroy_node()
+
+
+def test_a_node_whose_exit_hangs_still_leaves_and_says_where(spawn):
+    """A node process whose exit hangs still ends, and its log shows where it hung.
+
+    A thread the interpreter waits for is not waited for past EXIT_GRACE_S (exit 0, the stacks in the log); a
+    clean-up that hangs is ended by SIGTERM (the launcher's escalation), again with the stacks.
+    """
+    from harness import REPO, wait_for
+
+    from lightomni_ros.nodes.process import EXIT_GRACE_S
+
+    talker = str(REPO / 'test' / 'nodes' / 'talker.py')
+    child = spawn.python(talker, '--stuck', 'exit', name='stuck_exit')
+    wait_for(lambda: 'talker up' in child.output, 120, what='the talker up')
+    child.signal(signal.SIGINT)
+    assert child.proc.wait(120 + EXIT_GRACE_S) == 0
+    out = child.output
+    assert 'talker stopping: SIGINT' in out and 'forcing the exit' in out and 'never_ending_thread' in out, out
+
+    child = spawn.python(talker, '--stuck', 'stop', name='stuck_stop')
+    wait_for(lambda: 'talker up' in child.output, 120, what='the talker up')
+    child.signal(signal.SIGINT)
+    wait_for(lambda: 'talker stopping: SIGINT' in child.output, 120, what='the stop to begin')
+    child.signal(signal.SIGTERM)
+    assert child.proc.wait(120) == -signal.SIGTERM
+    assert 'never_returning_destroy' in child.output, child.output
 
 
 def test_lower_thread_priority_changes_only_the_calling_thread():

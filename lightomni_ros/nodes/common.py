@@ -4,25 +4,22 @@
 
 Every node is a thin driver of one core runtime; what nodes need beyond it lives here once: declaring a runtime's
 config bundle as ROS parameters, one service call with a time-out and clean cancellation, one registry of created
-interfaces destroyed together, diagnostics at a fixed rate, ``main()`` with a clean lifecycle shutdown, and the
-background node that replays, benchmarks and tests use to talk to a graph.
+interfaces destroyed together, diagnostics at a fixed rate, and the background node that replays, benchmarks and
+tests use to talk to a graph. A node's ``main()`` is in :mod:`.process`.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import sys
 import threading
-from typing import Any, Callable, Sequence, TypeVar
+from typing import Any, Callable, TypeVar
 
 import rclpy
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.client import Client
 from rclpy.context import Context
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, SingleThreadedExecutor
-from rclpy.lifecycle import LifecycleNode, LifecycleState
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.service import Service
@@ -33,7 +30,6 @@ from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityP
 
 from ..core import config as cfgmod
 from ..core.timing import StageTimer
-from ..env import prepare as prepare_env
 
 C = TypeVar('C')
 R = TypeVar('R')
@@ -278,87 +274,3 @@ def lower_thread_priority(nice: int) -> str:
     except (OSError, AttributeError) as e:      # not Linux, or not allowed
         return f'{type(e).__name__}: {e}'
     return ''
-
-
-def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, threads: int = 4) -> int:
-    """Run a node as main() does: init, spin, exit 0 on Ctrl-C or external shutdown.
-
-    ``threads=1`` spins a single-threaded executor (exceptions in callbacks, ``sys.exit`` included, end the process);
-    more threads let slow callbacks of different callback groups run side by side. The log's last line says why the
-    node stopped (which signal, or none seen): rclpy turns SIGINT and SIGTERM alike into a quiet exit 0.
-    """
-    prepare_env()     # own ament prefix and DDS profile: works from any directory, nothing sourced
-    received = _note_signals()      # before rclpy.init: its handler shuts the context down, then calls these
-    rclpy.init(args=args if args is not None else sys.argv)
-    node = None
-    why = 'the ROS context was shut down (no SIGINT or SIGTERM seen)'
-    try:
-        node = factory()
-        executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
-        executor.add_node(node)
-        spin_guarded(executor, node)
-    except (KeyboardInterrupt, ExternalShutdownException) as e:
-        why = type(e).__name__
-    finally:
-        if node is not None:
-            # not the node's logger: its /rosout publisher died with the context
-            rclpy.logging.get_logger('lightomni_ros.run_node').info(
-                f'{node.get_name()} stopping: {" + ".join(received) or why}')
-            _finish_lifecycle(node)
-            node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
-
-
-def _note_signals() -> list[str]:
-    """Record the names of the SIGINT / SIGTERM this process receives (SIGINT still raises KeyboardInterrupt)."""
-    received: list[str] = []
-
-    def note(signum: int, _frame: Any) -> None:
-        received.append(signal.Signals(signum).name)
-        if signum == signal.SIGINT:
-            raise KeyboardInterrupt
-
-    try:
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, note)
-    except ValueError:      # not the main thread (a test driving main()): rclpy's handling alone
-        pass
-    return received
-
-
-def spin_guarded(executor: Any, node: Node) -> None:
-    """Spin until shutdown; a callback that raises is logged with its traceback and the node keeps running.
-
-    One malformed message (found by fuzzing: a uint64 id SQLite cannot hold) must not take a robot's memory node
-    down; the callback's own handling names the problem in diagnostics where it can.
-    """
-    import traceback
-
-    while rclpy.ok(context=executor.context):
-        try:
-            executor.spin()
-            return
-        except (KeyboardInterrupt, ExternalShutdownException):
-            raise
-        except Exception as e:  # noqa: BLE001 - the safety net itself
-            if not rclpy.ok(context=executor.context):
-                return
-            node.get_logger().error(f'callback failed, node continues: {type(e).__name__}: {e}\n'
-                                    f'{traceback.format_exc(limit=6)}')
-
-
-def _finish_lifecycle(node: Node) -> None:
-    """Run a lifecycle node's on_shutdown callback on Ctrl-C, as a lifecycle manager would have.
-
-    It stops the node's worker threads and releases models; skipping it leaves threads inside native code (torch,
-    onnxruntime, DDS) while the interpreter exits, which aborts the process. rclpy's signal handler has already shut
-    the context down, so the state machine cannot run the transition; the callback is called directly (our nodes'
-    on_shutdown is safe in any state and when called twice).
-    """
-    if not isinstance(node, LifecycleNode):
-        return
-    try:
-        node.on_shutdown(LifecycleState('shutting_down', 0))
-    except Exception as exc:  # noqa: BLE001 - best effort while exiting; the reason is logged
-        node.get_logger().warning(f'shutdown on exit failed: {exc}')

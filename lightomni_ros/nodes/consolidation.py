@@ -31,9 +31,10 @@ from ..core.consolidation.summarizer import ExtractiveSummarizer, RequestSummari
 from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
 from ..core.summary import SummaryRequest, SummaryResult
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
-                     declare_configs, report_failure, run_node)
+                     declare_configs, report_failure)
 from .messages import (ack_msg, entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
                        to_time, topic_from_msg, voice_entry_of, voice_event_from, voice_identity_msg)
+from .process import run_node
 
 CONFIG_SECTIONS = section_classes(ConsolidationConfigs)
 

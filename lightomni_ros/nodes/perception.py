@@ -36,8 +36,9 @@ from ..core.perception.runtime import PendingSegment, PerceptionConfigs, Percept
 from ..core.segment import SegmentData
 from ..core.topic import segment_key
 from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
-                     declare_configs, report_failure, run_node)
+                     declare_configs, report_failure)
 from .messages import face_msg, from_time, gallery_entry, identity_msg, segment_msg, voice_entry, voice_msg
+from .process import run_node
 
 CONFIG_SECTIONS = section_classes(PerceptionConfigs)
 _STOP = object()

@@ -35,10 +35,11 @@ from ..core.reflex.types import Decision, Retrieved, SpeechChunk
 from ..core.timing import StageTimer
 from ..core.topic import segment_key
 from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
-                     declare_configs, lower_thread_priority, report_failure, run_node)
+                     declare_configs, lower_thread_priority, report_failure)
 from .messages import (ack_msg, action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen,
                        profile_memory_item, reminder_msg, segment_from_msg, speech_chunk_msg, state_nodes,
                        summary_request_from, to_time, topic_msg)
+from .process import run_node
 
 CONFIG_SECTIONS = section_classes(ReflexConfigs)
 

@@ -9,7 +9,7 @@ import sys
 from rclpy.lifecycle import LifecycleNode, State, TransitionCallbackReturn
 from std_msgs.msg import String
 
-from lightomni_ros.nodes.common import run_node
+from lightomni_ros.nodes.process import run_node
 
 
 class Listener(LifecycleNode):

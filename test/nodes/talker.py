@@ -7,11 +7,22 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
+import threading
 
 from rclpy.node import Node
 from std_msgs.msg import String
 
-from lightomni_ros.nodes.common import run_node
+from lightomni_ros.nodes.process import run_node
+
+
+def never_ending_thread() -> None:
+    """A non-daemon thread stuck for good: the interpreter would wait for it at exit."""
+    threading.Event().wait()
+
+
+def never_returning_destroy() -> None:
+    """A clean-up step stuck for good."""
+    threading.Event().wait()
 
 
 def main() -> int:
@@ -21,6 +32,9 @@ def main() -> int:
     ap.add_argument('--code', type=int, default=0)
     ap.add_argument('--ignore-sigint', default='false',
                     help="true: ignore SIGINT (a node stuck in a callback); 'all': SIGTERM too (needs SIGKILL)")
+    ap.add_argument('--stuck', choices=['', 'exit', 'stop'], default='',
+                    help="exit: a thread the interpreter waits for at exit never ends; stop: destroying the node "
+                         "never returns (clean-up stuck)")
     args, ros_args = ap.parse_known_args()
 
     def make() -> Node:
@@ -39,6 +53,10 @@ def main() -> int:
         node.create_timer(0.1, tick)
         if args.exit_after:
             node.create_timer(args.exit_after, lambda: sys.exit(args.code))
+        if args.stuck == 'exit':
+            threading.Thread(target=never_ending_thread, name='never_ending', daemon=False).start()
+        if args.stuck == 'stop':
+            node.destroy_node = never_returning_destroy
         node.get_logger().info(f'talker up as {node.get_fully_qualified_name()}')
         return node
 
