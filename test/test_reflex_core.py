@@ -292,6 +292,17 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
     assert [m.ref for m, _, _ in engine.recent] == ['recent:20']
 
 
+def test_a_reply_that_fails_the_grounding_check_is_never_said(engine, monkeypatch):
+    """With no memory to quote instead, a reply that copies the prompt's segment header is dropped, not spoken."""
+    from lightomni_ros.core.reflex import engine as engine_mod
+
+    monkeypatch.setattr(engine, 'respond', lambda *a, **k: ('[02:00, 2 s]', None))
+    monkeypatch.setattr(engine_mod, 'extractive_answer', lambda *a, **k: '')
+    d = engine.decide(SegmentInput(segment_id=30, start=300.0, end=302.0, typed_text='Robot, what time is it?'),
+                      0.5, 0.5, 12, 4)
+    assert d.response == '' and 'reply refused: reply echoes the prompt' in d.notes, d
+
+
 def test_global_state_update_never_waits_for_the_model(engine):
     import threading
     import time

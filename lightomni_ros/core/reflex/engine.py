@@ -572,6 +572,9 @@ class ReflexEngine:
                     elif quote:
                         notes.append(f'extractive: {problem}')
                         response, source = quote, 'extractive'
+                    elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote
+                        notes.append(f'reply refused: {problem}')
+                        response = ''
                 if not response:
                     notes.append('empty response from the model')
             if self.backbone.test_model:
