@@ -390,6 +390,7 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
              for t in SUBSCRIBED}
     share['/audio'] += max(0, n - sum(share.values()))      # rounding: at least n in all
     sent = {'messages': 0, 'raw_cdr': 0}
+    per_topic = {t: 0 for t in SUBSCRIBED}
     rnd = random.Random(seed)
     for topic, count in share.items():
         cls = rostypes.message_class(SUBSCRIBED[topic])
@@ -409,6 +410,7 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
             else:
                 pub.publish(msg)
             sent['messages'] += 1
+            per_topic[topic] += 1
             if sent['messages'] % 50 == 0:
                 time.sleep(0.05)    # let the nodes keep up (a flood is another test)
         send()
@@ -425,6 +427,8 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
     report.figure('fuzz_messages', sent['messages'])
     report.figure('fuzz_raw_cdr', sent['raw_cdr'])
     report.figure('fuzz_topics', len(SUBSCRIBED))
+    report.figure('fuzz_per_topic', {t: per_topic[t] for t in sorted(per_topic)},
+                  note='the topics that make the reflex node run its model get fewer')
     report.figure('generated_requests', generated, note='hypothesis requests to query_memory, remember, '
                   'get_global_state, list_profiles')
     report.figure('hostile_requests', hostile['sent'])
