@@ -427,7 +427,7 @@ def _fuzz(graph: _Graph, probe: _Probe, n: int, seed: int, report: Report, work:
     report.figure('fuzz_messages', sent['messages'])
     report.figure('fuzz_raw_cdr', sent['raw_cdr'])
     report.figure('fuzz_topics', len(SUBSCRIBED))
-    report.figure('fuzz_per_topic', {t: per_topic[t] for t in sorted(per_topic)},
+    report.figure('fuzz_per_topic', dict(sorted(per_topic.items())),
                   note='the topics that make the reflex node run its model get fewer')
     report.figure('generated_requests', generated, note='hypothesis requests to query_memory, remember, '
                   'get_global_state, list_profiles')

@@ -61,31 +61,25 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
             node.destroy_node()
         rclpy.try_shutdown()
         if threading.current_thread() is threading.main_thread():      # a process's main(), not a test's thread
-            ExitWatchdog(name, EXIT_GRACE_S).start()
+            _force_exit_after(name, EXIT_GRACE_S)
     return 0
 
 
-class ExitWatchdog:
-    """Ends a process whose interpreter does not exit within ``grace_s``: every thread's stack to stderr, exit 0.
+def _force_exit_after(name: str, grace_s: float) -> None:
+    """End a process whose interpreter has not exited ``grace_s`` after the node's clean-up.
 
-    Started once the node's own clean-up is done, as a daemon thread (it never holds the process up itself).
+    Every thread's stack goes to stderr first; the exit code is 0 (nothing of the node's is left to save). A daemon
+    thread: it never holds the process up itself.
     """
-
-    def __init__(self, name: str, grace_s: float) -> None:
-        self.name = name
-        self.grace_s = grace_s
-
-    def start(self) -> None:
-        """Start counting."""
-        threading.Thread(target=self._run, name='exit_watchdog', daemon=True).start()
-
-    def _run(self) -> None:
-        time.sleep(self.grace_s)
-        sys.stderr.write(f'[WARN] [lightomni_ros.run_node]: {self.name} stopped cleanly but the process has not '
-                         f'exited {self.grace_s:g} s later; forcing the exit. Threads:\n')
+    def wait_then_exit() -> None:
+        time.sleep(grace_s)
+        sys.stderr.write(f'[WARN] [lightomni_ros.run_node]: {name} stopped cleanly but the process has not exited '
+                         f'{grace_s:g} s later; forcing the exit. Threads:\n')
         faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
         sys.stderr.flush()
         os._exit(0)
+
+    threading.Thread(target=wait_then_exit, name='exit_watchdog', daemon=True).start()
 
 
 def _note_signals() -> list[str]:
