@@ -59,9 +59,15 @@ def test_windows_of_the_past(question: str, window: tuple[float, float]) -> None
     assert w is not None and (w.start, w.end) == pytest.approx(window), (w, window)
 
 
-@pytest.mark.parametrize('text', tp.NO_TIME + ['Where are my car keys?', 'who is Barack', 'remember that Ana likes'])
+@pytest.mark.parametrize('text', tp.NO_TIME + ['Where are my car keys?', 'who is Barack', 'remember that Ana likes',
+                                           'Good morning robot, my name is Ana.', 'good evening, how are you?'])
 def test_no_window_without_a_time(text: str) -> None:
     assert find_window(text, NOW, UTC) is None
+
+
+def test_a_greeting_does_not_hide_the_window_a_question_names() -> None:
+    w = find_window('Good evening robot, what happened this morning?', NOW, UTC)
+    assert w is not None and w.phrase == 'this morning'
 
 
 def test_windows_are_read_in_the_given_zone() -> None:

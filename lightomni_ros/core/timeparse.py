@@ -42,6 +42,8 @@ _DAY_PART = re.compile(rf'\b(?P<which>this|yesterday|tomorrow|last|tonight)?\s*(
 _DAY = re.compile(r'\b(?P<day>today|yesterday|the day before yesterday|tomorrow|(?:my|this) day)\b', re.I)
 _AMPM = re.compile(r'\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)|\bo\'?clock\b', re.I)
 _SHORT = re.compile(r'(?:on |this |last |next )?[a-z]{1,3}\.?', re.I)
+#: "good morning" greets; it names no part of the day a question is about
+_GREETING = re.compile(rf'\bgood\s+(?:{_PART})\b', re.I)
 _REMIND = re.compile(r'\bremind\s+(?:me|us|him|her|them)\b(?:\s+(?:to|that|about|of))?\s*', re.I)
 
 
@@ -103,7 +105,7 @@ def _day_of(which: str, local_now: _dt.datetime) -> _dt.datetime:
 
 def find_window(text: str, now: float, tz: _dt.tzinfo | None = None) -> TimeWindow | None:
     """The span of the past a question is about ("what happened this morning?"), clipped at ``now``; else None."""
-    t = normalise(text)
+    t = _GREETING.sub('hello', normalise(text))
     local_now = _local(now, tz)
     window = _window_by_words(t, local_now) or _window_by_parser(t, local_now)
     if window is None:
