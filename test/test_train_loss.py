@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -147,3 +148,26 @@ def test_action_head_refit_on_both_halves():
     assert torch.allclose(torch.sigmoid(T.act_logits_of(both, states)), both(states)[0], atol=1e-6)
     with pytest.raises(ValueError):
         T.config_from('cpu', action_input='h_ret')
+
+
+def test_cross_validation_chooses_the_penalty_that_generalises():
+    # few examples, many features, a noisy label: the unpenalised fit memorises; held-out streams show it
+    torch.manual_seed(0)
+    states = torch.randn(72, 4, 48)
+    h_act = states[:, :2].mean(1)
+    label = (h_act[:, 0] + 0.5 * torch.randn(72) > 0).float()
+    labels = torch.stack([label, label], 1)
+    groups = np.repeat(np.arange(8), 9)
+    heads = LatentHeads(48, 4, n_prompts=4, projection_hidden=6, seed=1)
+    r = T.choose_refit_l2(heads, states, labels, groups)
+    bce = r['validation_bce']
+    assert r['l2'] >= 0.1 and bce[f'{r["l2"]:g}'] < bce['0.001']
+    # many examples and a clean label: the lightest penalty fits best, and stage 2 reports what it used
+    states = torch.randn(400, 4, 8)
+    h_act = states[:, :2].mean(1)
+    labels = torch.stack([h_act[:, 1] > 0, h_act[:, 2] > 0], 1).float()
+    heads = LatentHeads(8, 4, n_prompts=4, projection_hidden=6, seed=1)
+    cfg = T.config_from('cpu', action_input='act')
+    out = T.fit_action_head(heads, states, labels, np.arange(400) % 10, cfg)
+    assert out['l2'] == min(T.REFIT_L2_GRID) and out['l2_by_cross_validation']['folds'] == 4
+    assert out['bce_after'] < 0.2

@@ -408,7 +408,8 @@ def run(args: argparse.Namespace) -> int:
     if args.records:
         pathlib.Path(args.records).write_text(''.join(json.dumps({
             'id': r.record['id'], 'kind': r.record['kind'], 'source': r.record['source'], 'noise': r.record['noise'],
-            'text': r.record['query'], 'speech': r.record['speech'], 'speak': r.speak, 'response': r.response,
+            'text': r.record['query'], 'speech': r.record['speech'], 'speak': r.speak, 'p_speech': round(r.p_speech, 4),
+            'response': r.response,
             'response_source': r.source, 'gold_response': r.record.get('response', ''),
             'topic': None if r.topic is None else {'semantic': r.topic.semantic, 'remembered': r.topic.remembered,
                                                    'visual': r.topic.visual, 'producer': r.topic.producer},
