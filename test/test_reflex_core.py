@@ -110,6 +110,43 @@ def test_only_typed_text_overrides_the_action_head(engine):
     assert d.speak and d.search and 'speech by typed-text rule' in d.notes
 
 
+def test_speech_that_does_not_name_the_robot_is_not_answered_unless_it_follows_a_reply(engine):
+    """The head says speak (threshold 0); the gate keeps the robot quiet only when it was not addressed."""
+    engine.address.last_reply_end = float('-inf')
+    overheard = SegmentInput(segment_id=131, start=300.0, end=304.0, transcript='Where are you off to, Mateo?',
+                             face_ids=['<face_1>', '<face_2>'])
+    d = engine.decide(overheard, 0.0, 1.01, 12, 4)
+    assert not d.speak and not d.response and not d.search
+    assert any(n.startswith('quiet: not addressed') for n in d.notes), d.notes
+    named = SegmentInput(segment_id=132, start=310.0, end=314.0, transcript='Hey Robot, where are my keys?',
+                         face_ids=['<face_1>'])
+    d = engine.decide(named, 0.0, 1.01, 12, 4)
+    assert d.speak and d.response and engine.address.last_reply_end == 314.0
+    follow_up = SegmentInput(segment_id=133, start=320.0, end=323.0, transcript='And my glasses?',
+                             face_ids=['<face_1>'])
+    assert engine.decide(follow_up, 0.0, 1.01, 12, 4).speak, 'a follow-up within follow_up_s is addressed'
+    later = SegmentInput(segment_id=134, start=400.0, end=403.0, transcript='And my glasses?', face_ids=['<face_1>'])
+    assert not engine.decide(later, 0.0, 1.01, 12, 4).speak
+    engine.cfgs.latent.wake_words = ''      # no names: the head alone decides
+    try:
+        assert engine.decide(SegmentInput(segment_id=135, start=500.0, end=503.0, transcript='Where are you off to?'),
+                             0.0, 1.01, 12, 4).speak
+    finally:
+        engine.cfgs.latent.wake_words = 'robot, assistant'
+
+
+def test_wake_words_are_whole_words_in_any_case():
+    from lightomni_ros.core.reflex.addressing import names_robot, wake_words
+
+    words = wake_words(' Robot, ,assistant ')
+    assert words == ('robot', 'assistant')
+    assert names_robot('Hey ROBOT, hi', words) and names_robot("assistant's turn", words)
+    assert not names_robot('I love robotics', words) and not names_robot('', words)
+    # speech recognition splits and bends the name; a near miss of another word is not the name
+    assert names_robot('row bot quick question', words) and names_robot('robo, hi', words)
+    assert not names_robot('Robert, come here', words) and not names_robot('the rabbit ran', words)
+
+
 def test_memory_pass_asks_memory_for_the_names_in_view(engine):
     engine.memory.queries.clear()
     seg = SegmentInput(segment_id=15, start=200.0, end=203.0, transcript='I left my glasses on the shelf.',

@@ -59,8 +59,9 @@ def test_windows_of_the_past(question: str, window: tuple[float, float]) -> None
     assert w is not None and (w.start, w.end) == pytest.approx(window), (w, window)
 
 
-@pytest.mark.parametrize('text', tp.NO_TIME + ['Where are my car keys?', 'who is Barack', 'remember that Ana likes',
-                                           'Good morning robot, my name is Ana.', 'good evening, how are you?'])
+@pytest.mark.parametrize('text', tp.NO_TIME + [
+    'Where are my car keys?', 'who is Barack', 'remember that Ana likes', 'Good morning robot, my name is Ana.',
+    'good evening, how are you?'])
 def test_no_window_without_a_time(text: str) -> None:
     assert find_window(text, NOW, UTC) is None
 

@@ -72,6 +72,14 @@ class LatentConfig:
                                                 'addressed to the robot. Spoken words are left to the action head '
                                                 '(radio, TV and people talking to each other ask questions too); '
                                                 'the Action notes when the rule overrode the head.')
+    wake_words: str = param('robot, assistant', 'Comma-separated names the robot answers to. Spoken words the action '
+                                                'head would answer are answered only when they name one of them '
+                                                '(whole words, any case) or follow a spoken reply within '
+                                                'latent.follow_up_s; the gate never makes the robot speak. Empty: '
+                                                'the action head alone decides.')
+    follow_up_s: float = param(15.0, 'Seconds after the end of a segment the robot answered aloud in which '
+                                     'speech that does not name the robot still counts as addressed to it '
+                                     '(a follow-up question).', min=0.0)
 
 
 @dataclass

@@ -30,6 +30,7 @@ from ..topic import TopicData
 from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
+from .addressing import AddressGate
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
@@ -111,6 +112,7 @@ class ReflexEngine:
         self.features = FeatureCache(cfgs.cache.feature_entries, cfgs.cache.features)
         self.prefixes = PrefixCache(cfgs.cache.prefix)
         self.preemption = Preemption()
+        self.address = AddressGate()         # when the robot last spoke: follow-ups need not name it
         self.sg_version = 0
         self.sg_script = ''
         # A GlobalState callback must not wait seconds for the model (it would hold back the node's other callbacks).
@@ -519,6 +521,14 @@ class ReflexEngine:
                 if not speak:   # the rule overrides the action head: say so in the Action
                     notes.append('speech by typed-text rule')
                 speak = search = True
+            elif speak:
+                # the head cannot know the robot's names or whether it is mid-conversation: speech that neither
+                # names it nor follows its reply is not answered (and only searched when the search head says so)
+                self.address.configure(self.cfgs.latent.wake_words, self.cfgs.latent.follow_up_s)
+                quiet = self.address.why_not(seg)
+                if quiet:
+                    notes.append(quiet)
+                    speak, search = False, out.p_search >= search_threshold
             memories: list[MemoryItem] = []
             window = find_window(seg.utterance, seg.end or time.time(), self.tz) if search else None
             summary = window is not None and is_summary_question(seg.utterance)
@@ -582,6 +592,7 @@ class ReflexEngine:
         if speak and response:
             response = stream.finish(response)
             lat['first_chunk'] = stream.chunks[0].ms
+            self.address.replied(seg.end)
         self.remember_recent(seg)
         reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
