@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.grounding import (evidence, extractive_answer, face_names, is_quote_question,
-                                                 reply_problem, said_by, speakable)
+from lightomni_ros.core.reflex.grounding import (evidence, extractive_answer, face_names, holds_only_a_question,
+                                                 is_quote_question, reply_problem, said_by, speakable)
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem
 
 
@@ -68,6 +68,17 @@ def test_extractive_answer_quotes_the_closest_memory(embed) -> None:
     assert dog.startswith('From memory: Maria said: I walk my dog') and 'prison' not in dog
     assert 'printer' in extractive_answer('Which printer is broken?', MEMORIES, embed)
     assert extractive_answer('anything?', [], embed) == ''
+
+
+def test_an_earlier_question_is_not_quoted_as_the_answer(embed) -> None:
+    asked = MemoryItem('episodic:9', '[2026-03-02 08:08:16]--[2026-03-02 08:08:21]: saw <face_1> talking; bedroom; '
+                       'heard "Robot, where on earth is my laptop?"; answered "I do not know."')
+    told = MemoryItem('semantic:4', '[2026-03-02 08:01:00]--[2026-03-02 08:01:05]: Ana put her laptop in the basket.')
+    reply = extractive_answer('Robot, where is my laptop?', [asked, told], embed)
+    assert 'basket' in reply and 'where on earth' not in reply, reply
+    assert holds_only_a_question(asked.text) and not holds_only_a_question(told.text)
+    # asked what someone said, the question they asked is the answer
+    assert 'where on earth' in extractive_answer('What did the person in the bedroom say?', [asked], embed)
 
 
 def test_quote_questions() -> None:

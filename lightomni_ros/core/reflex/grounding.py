@@ -65,6 +65,19 @@ def evidence(text: str) -> str:
     return _ANSWERED.sub('', text).replace(UNSEEN_SPEAKER, UNSEEN_SPEAKER.split(' (')[0]).strip()
 
 
+_HEARD = re.compile(r'heard "([^"]*)"')
+
+
+def holds_only_a_question(text: str) -> bool:
+    """Whether a memory's evidence is an earlier question (``heard "...?"``) and nothing else was heard.
+
+    Such an episode holds what someone asked, not an answer: quoted, it repeats the question back (the closest
+    memory to "where is my laptop?" is often the last time someone asked it).
+    """
+    heard = _HEARD.findall(evidence(text))
+    return bool(heard) and all(h.strip().endswith('?') for h in heard)
+
+
 def said_by(question: str, memories: Sequence[MemoryItem]) -> list[MemoryItem]:
     """The memories a quote question can be about (profiles are kept: they name the faces).
 
@@ -156,7 +169,9 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       embed: Callable[[Sequence[str]], np.ndarray], max_quotes: int = 2,
                       margin: float = 0.05) -> str:
     """Quote the memories closest to ``question`` (a second one only when it is nearly as close)."""
-    facts = [m for m in memories if not m.ref.startswith('profile:') and evidence(_SPAN.sub('', m.text))]
+    asks_what_was_said = is_quote_question(question)     # then a question someone asked is the answer
+    facts = [m for m in memories if not m.ref.startswith('profile:') and evidence(_SPAN.sub('', m.text))
+             and (asks_what_was_said or not holds_only_a_question(m.text))]
     facts = facts or list(memories)
     if not facts:
         return ''
