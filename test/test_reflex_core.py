@@ -135,6 +135,16 @@ def test_speech_that_does_not_name_the_robot_is_not_answered_unless_it_follows_a
         engine.cfgs.latent.wake_words = 'robot, assistant'
 
 
+def test_someone_who_introduces_themself_is_greeted_by_name(engine):
+    from lightomni_ros.core.reflex.engine import greeting
+
+    intro = SegmentInput(segment_id=141, start=600.0, end=604.0, face_ids=['<face_1>'],
+                         transcript="Hi robot, I'm Barack. I love playing basketball on weekends.")
+    d = engine.decide(intro, 0.0, 1.01, 12, 4)
+    assert d.speak and d.response == 'Nice to meet you, Barack.' and d.response_source == 'template'
+    assert greeting('Robot, is it true that I am Barack?') == '' and greeting('Robot, where are my keys?') == ''
+
+
 def test_wake_words_are_whole_words_in_any_case():
     from lightomni_ros.core.reflex.addressing import names_robot, wake_words
 

@@ -25,6 +25,7 @@ import torch
 from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
+from ..text import introduced_name
 from ..timeparse import TimeWindow, find_window
 from ..topic import TopicData
 from . import generation as gen
@@ -86,6 +87,12 @@ def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
             f'(lightomni train)')
     if not trained_with:
         log.warning('reflex heads %s do not record their text embedder; assuming %s (same dimension)', path, mine)
+
+
+def greeting(utterance: str) -> str:
+    """"Nice to meet you, Ana." to someone who introduces themself (not to a question that holds a name)."""
+    name = introduced_name(utterance)
+    return f'Nice to meet you, {name}.' if name and not utterance.rstrip().endswith('?') else ''
 
 
 class ReflexEngine:
@@ -555,7 +562,7 @@ class ReflexEngine:
                 lambda text: reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap))
                 if rc.grounding_check else None)
             if speak and not seg.proactive:
-                response = self.people_reply(seg)
+                response = self.people_reply(seg) or greeting(seg.utterance)
                 source = 'template' if response else ''
             if speak and not response and self.cfgs.response.quote_questions and search \
                     and is_quote_question(seg.utterance):
