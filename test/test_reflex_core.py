@@ -124,7 +124,15 @@ def test_speech_that_does_not_name_the_robot_is_not_answered_unless_it_follows_a
     assert d.speak and d.response and engine.address.last_reply_end == 314.0
     follow_up = SegmentInput(segment_id=133, start=320.0, end=323.0, transcript='And my glasses?',
                              face_ids=['<face_1>'])
+    others = [SegmentInput(segment_id=137, start=318.0, end=320.0, transcript='Mine are in the car.',
+                           face_ids=['<face_2>']),                       # another person in the room
+              SegmentInput(segment_id=138, start=319.0, end=320.0, transcript='And now the weather.')]   # a radio
+    for seg in others:
+        assert not engine.decide(seg, 0.0, 1.01, 12, 4).speak, 'only the person answered may follow up'
     assert engine.decide(follow_up, 0.0, 1.01, 12, 4).speak, 'a follow-up within follow_up_s is addressed'
+    silence = SegmentInput(segment_id=136, start=330.0, end=360.0, face_ids=['<face_1>'], visual_tags=['kitchen'])
+    d = engine.decide(silence, 0.0, 1.01, 12, 4)
+    assert not d.speak and any(n.startswith('quiet: nobody spoke') for n in d.notes), d.notes
     later = SegmentInput(segment_id=134, start=400.0, end=403.0, transcript='And my glasses?', face_ids=['<face_1>'])
     assert not engine.decide(later, 0.0, 1.01, 12, 4).speak
     engine.cfgs.latent.wake_words = ''      # no names: the head alone decides

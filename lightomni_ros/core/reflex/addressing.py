@@ -7,9 +7,13 @@ The action head decides from one segment, and it cannot learn two things:
 - the names a deployment gives its robot: a parameter, absent from any training data;
 - whether the robot is in a conversation right now: the last exchange may not have reached S_g yet.
 
-So a spoken segment the head would answer is answered only when it names the robot (whole words, any case) or
-starts within ``follow_up_s`` of the end of the robot's last spoken reply. The gate only ever keeps the robot quiet:
-it never makes it speak, and typed text (the robot's own channel) and proactive speech pass untouched.
+So a segment the head would answer is answered only when its words name the robot (whole words, any case, or a
+close mishearing) or when the person the robot last answered speaks again within ``follow_up_s`` of the end of that
+segment (the same face or voice: a radio, an unseen speaker or "someone" never continues a conversation, and one
+reply does not open the floor to everybody in the room); a segment in which
+nobody spoke addresses nobody (a spoken answer there would also open a follow-up window for whatever is said next).
+The gate only ever keeps the robot quiet: it never makes it speak, and typed text (the robot's own channel) and
+proactive speech (reminders, flagged as such) pass untouched.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
+from ..text import UNSEEN_SPEAKER
 from .types import SegmentInput
 
 
@@ -55,6 +60,7 @@ class AddressGate:
     words: tuple[str, ...] = ()
     follow_up_s: float = 0.0
     last_reply_end: float = field(default=-math.inf)
+    last_addressee: str = ''             # who the robot last answered (a face or voice id; '' when not known)
 
     @property
     def enabled(self) -> bool:
@@ -67,18 +73,23 @@ class AddressGate:
 
     def why_not(self, seg: SegmentInput) -> str:
         """'' when the segment may be answered, else the reason it is not (for the Action's notes)."""
-        if not self.enabled or seg.typed_text.strip() or not seg.transcript.strip():
+        if not self.enabled or seg.typed_text.strip():
             return ''
+        if not seg.transcript.strip():
+            return 'quiet: nobody spoke to the robot (proactive speech comes as such)'
         if names_robot(seg.transcript, self.words):
             return ''
-        if seg.start - self.last_reply_end <= self.follow_up_s:
+        if self.last_addressee and seg.speaker == self.last_addressee \
+                and seg.start - self.last_reply_end <= self.follow_up_s:
             return ''
-        return f'quiet: not addressed (names none of {", ".join(self.words)}; no reply of ours in the last ' \
-               f'{self.follow_up_s:g} s)'
+        return f'quiet: not addressed (names none of {", ".join(self.words)}, and is no follow-up of the last ' \
+               f'person answered within {self.follow_up_s:g} s)'
 
-    def replied(self, end: float) -> None:
-        """The robot said something that ended at ``end``: a reply within ``follow_up_s`` continues the exchange."""
-        self.last_reply_end = max(self.last_reply_end, end)
+    def replied(self, seg: SegmentInput) -> None:
+        """The robot answered ``seg`` aloud: its speaker may follow up without naming the robot."""
+        self.last_reply_end = max(self.last_reply_end, seg.end)
+        who = seg.speaker
+        self.last_addressee = who if who not in (UNSEEN_SPEAKER, 'someone') else ''
 
 
 __all__ = ['AddressGate', 'wake_words', 'names_robot']

@@ -74,12 +74,13 @@ class LatentConfig:
                                                 'the Action notes when the rule overrode the head.')
     wake_words: str = param('robot, assistant', 'Comma-separated names the robot answers to. Spoken words the action '
                                                 'head would answer are answered only when they name one of them '
-                                                '(whole words, any case) or follow a spoken reply within '
-                                                'latent.follow_up_s; the gate never makes the robot speak. Empty: '
-                                                'the action head alone decides.')
-    follow_up_s: float = param(15.0, 'Seconds after the end of a segment the robot answered aloud in which '
-                                     'speech that does not name the robot still counts as addressed to it '
-                                     '(a follow-up question).', min=0.0)
+                                                '(whole words, any case, or a close mishearing) or come from the '
+                                                'person the robot last answered within latent.follow_up_s; a '
+                                                'segment in which nobody spoke or typed is not answered; the gate '
+                                                'never makes the robot speak. Empty: the action head alone decides.')
+    follow_up_s: float = param(15.0, 'Seconds after the end of a segment the robot answered aloud in which the same '
+                                     'person (face or voice; never an unseen speaker) may go on without naming '
+                                     'the robot (a follow-up question).', min=0.0)
 
 
 @dataclass

@@ -599,7 +599,7 @@ class ReflexEngine:
         if speak and response:
             response = stream.finish(response)
             lat['first_chunk'] = stream.chunks[0].ms
-            self.address.replied(seg.end)
+            self.address.replied(seg)
         self.remember_recent(seg)
         reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
