@@ -315,8 +315,8 @@ def ask_windows(agent: Any, rec_mem: RecordingMemory, records: Sequence[dict[str
 
 def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, streams: int = 0, threads: int = 0,
              noisy: Sequence[str] = ('asr',), engine: Any = None, configs: Any = None, progress: bool = True,
-             pack: str = '') -> dict[str, Any]:
-    """Replay the held-out streams; return every section's figures."""
+             pack: str = '', skip: int = 0) -> dict[str, Any]:
+    """Replay the held-out streams (``streams`` of them after the first ``skip``; 0: all); return every figure."""
     from tqdm import tqdm
 
     from ..core.reflex.config import BackboneConfig
@@ -328,7 +328,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, stre
     for ex in split['examples']:
         if not ex['noise'] or ex['noise'] in noisy:
             by_stream.setdefault(ex['stream'], []).append(ex)
-    chosen = sorted(by_stream)[:streams or None]
+    chosen = sorted(by_stream)[skip:skip + streams if streams else None]
     if engine is None:
         from .train import load_text_embedder
 
@@ -345,7 +345,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, stre
             runs += run_stream(engine, by_stream[s], pathlib.Path(tmp) / f'stream_{s}', configs, bar, windows)
     res: dict[str, Any] = {name: fn(runs) for name, fn in SECTIONS.items()}
     res['time_range'] = time_range_metrics(windows)
-    res['run'] = {'streams': len(chosen), 'segments': len(runs), 'noisy_kinds': list(noisy),
+    res['run'] = {'streams': len(chosen), 'stream_ids': chosen, 'segments': len(runs), 'noisy_kinds': list(noisy),
                   'seconds': round(time.time() - t0, 1), 'adapters': engine.adapters.describe(),
                   'heads': engine.heads.source, 'backbone': engine.backbone.describe().get('name')}
     res['_runs'] = runs
@@ -389,6 +389,8 @@ def register_area(areas: argparse._SubParsersAction) -> None:
     a.add_argument('--records', default=None, metavar='JSONL',
                    help='write every segment (transcript, decision, reply, Topic) for error analysis')
     a.add_argument('--streams', type=int, default=0, help='evaluate only the first N held-out streams (0: all)')
+    a.add_argument('--skip-streams', type=int, default=0, metavar='N',
+                   help='start after the first N held-out streams (a check on streams not looked at before)')
     a.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: torch default)')
     a.add_argument('--pack', default='', help='text backbone pack in the models dir (e.g. gemma-3-270m; default: '
                                               'the first one found, SmolLM2)')
@@ -402,7 +404,8 @@ def run(args: argparse.Namespace) -> int:
     from .train import default_synth_configs
 
     data = args.data or ensure_splits(default_data_dir(), *default_synth_configs())['heldout']
-    res = evaluate(data, args.models_dir or str(default_models_dir()), args.streams, args.threads, pack=args.pack)
+    res = evaluate(data, args.models_dir or str(default_models_dir()), args.streams, args.threads, pack=args.pack,
+                   skip=args.skip_streams)
     runs = res.pop('_runs')
     print_report(res)
     if args.records:
