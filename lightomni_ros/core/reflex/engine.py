@@ -90,7 +90,7 @@ def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
 
 
 def greeting(utterance: str) -> str:
-    """"Nice to meet you, Ana." to someone who introduces themself (not to a question that holds a name)."""
+    """The greeting ("Nice to meet you, Ana.") to someone who introduces themself; '' for anything else."""
     name = introduced_name(utterance)
     return f'Nice to meet you, {name}.' if name and not utterance.rstrip().endswith('?') else ''
 
