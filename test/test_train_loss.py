@@ -171,3 +171,6 @@ def test_cross_validation_chooses_the_penalty_that_generalises():
     out = T.fit_action_head(heads, states, labels, np.arange(400) % 10, cfg)
     assert out['l2'] == min(T.REFIT_L2_GRID) and out['l2_by_cross_validation']['folds'] == 4
     assert out['bce_after'] < 0.2
+    # one training stream cannot be cross-validated: the lightest penalty, no crash (a smoke run's few examples)
+    one = T.choose_refit_l2(heads, states[:20], labels[:20], np.zeros(20, int))
+    assert one['l2'] == min(T.REFIT_L2_GRID) and all(v == float('inf') for v in one['validation_bce'].values())
