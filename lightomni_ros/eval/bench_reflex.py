@@ -124,7 +124,7 @@ class _OmniBench:
         """A 30 s question segment with the run's keyframes."""
         self._sid += 1
         return SegmentInput(segment_id=self._sid, start=0.0, end=30.0,
-                            transcript='Can you tell me where I left my keys this morning?',
+                            transcript='Robot, can you tell me where I left my keys this morning?',
                             face_ids=['<face_1>'], frames=self.frames)
 
     def describe(self, report) -> None:  # noqa: ANN001
@@ -224,7 +224,7 @@ def _text_eos(dev: str, quick: bool, embedder: Any, report) -> None:  # noqa: AN
     text.set_global_state(1, sg_script(live_nodes(120)))
     ts = []
     for i in range(2 if quick else 6):
-        seg = SegmentInput(segment_id=5000 + i, start=0.0, end=5.0, transcript='Where did I leave my keys?',
+        seg = SegmentInput(segment_id=5000 + i, start=0.0, end=5.0, transcript='Robot, where did I leave my keys?',
                            face_ids=['<face_1>'], visual_tags=['hallway'])
         t0 = time.perf_counter()
         d = text.decide(seg, 0.5, 0.5, 12, 4)
@@ -269,7 +269,7 @@ def _prefix_reuse(eng: ReflexEngine, quick: bool, report) -> None:  # noqa: ANN0
     warm.start()
     while eng.prefixes.prefilled_tokens == filled and warm.is_alive():
         time.sleep(0.001)
-    d = eng.decide(SegmentInput(segment_id=6000, start=0.0, end=5.0, transcript='Where is the umbrella?'),
+    d = eng.decide(SegmentInput(segment_id=6000, start=0.0, end=5.0, transcript='Robot, where is the umbrella?'),
                    0.5, 0.5, 12, 4)
     warm.join()
     report.figure('preemption_wait_ms', round(d.latency_ms['preemption_wait'], 1), 'ms',

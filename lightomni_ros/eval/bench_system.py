@@ -40,8 +40,10 @@ from .bench import Report
 
 SEGMENT_S = 30
 HORIZONS = (('1min', 60), ('2h', 2 * 3600), ('6mo', 182 * 86400 + 43200))
-QUESTIONS = ('Where did I leave my keys?', 'What did Ana say about the meeting?', 'Who visited me this morning?',
-             'What is the name of my doctor?', 'When is the team meeting?', 'What did I eat for lunch?')
+#: addressed to the robot by name, as the node's addressing gate (latent.wake_words) wants spoken questions
+QUESTIONS = ('Robot, where did I leave my keys?', 'Robot, what did Ana say about the meeting?',
+             'Robot, who visited me this morning?', 'Robot, what is the name of my doctor?',
+             'Robot, when is the team meeting?', 'Robot, what did I eat for lunch?')
 _PEOPLE = ('Ana', 'Ben', 'Chen', 'Dara')
 _OBJECTS = ('the keys', 'a cup', 'the laptop', 'the red ball', 'the book', 'the phone', 'the umbrella', 'a plant')
 _PLACES = ('the blue drawer', 'the kitchen table', 'the sofa', 'the hallway shelf', 'the window sill')
