@@ -751,9 +751,7 @@ def refit_saved(cfg: TrainConfig, train_split: dict[str, Any], validate_streams:
             return [float(2 * (p[:, j] & y[:, j]).sum() / max(1, int(p[:, j].sum() + y[:, j].sum())))
                     for j in range(2)]
         report['validation_f1_before'] = f1s(trial)
-        refit_action_head(trial, states[~val], labels[~val], cfg.refit_l2 or choose_refit_l2(
-            trial, states[~val], labels[~val], streams_of_examples(examples)[~val.numpy()],
-            action_input=cfg.action_input)['l2'], action_input=cfg.action_input)
+        fit_action_head(trial, states[~val], labels[~val], streams_of_examples(examples)[~val.numpy()], cfg)
         report['validation_f1_after'] = f1s(trial)
     report.update(fit_action_head(heads, states, labels, streams_of_examples(examples), cfg))
     heads.save(out / HEADS_FILE, trained=True, embedder=embedder_id(embedder))

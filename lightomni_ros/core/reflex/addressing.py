@@ -24,7 +24,8 @@ import re
 from dataclasses import dataclass, field
 
 from ..text import UNSEEN_SPEAKER
-from .types import SegmentInput
+from .config import LatentConfig
+from .types import SOMEONE, SegmentInput
 
 
 def wake_words(spec: str) -> tuple[str, ...]:
@@ -48,48 +49,43 @@ def names_robot(text: str, words: tuple[str, ...]) -> bool:
         return True
     tokens = t.split()
     heard = tokens + [a + b for a, b in zip(tokens, tokens[1:])]
-    return any(len(w.replace(' ', '')) >= 5 and abs(len(h) - len(w)) <= 2
-               and difflib.SequenceMatcher(None, h, w.replace(' ', '')).ratio() >= SIMILARITY
-               for w in words for h in heard)
+    names = [n for n in (w.replace(' ', '') for w in words) if len(n) >= 5]
+    return any(abs(len(h) - len(n)) <= 2 and difflib.SequenceMatcher(None, h, n).ratio() >= SIMILARITY
+               for n in names for h in heard)
 
 
 @dataclass
 class AddressGate:
-    """Remembers when the robot last spoke, and says whether a spoken segment may be answered."""
+    """Remembers whom the robot last answered, and says whether a segment may be answered.
 
-    words: tuple[str, ...] = ()
-    follow_up_s: float = 0.0
+    ``cfg`` is the reflex's live :class:`~.config.LatentConfig` (``wake_words``, ``follow_up_s``), read at every
+    decision, so a parameter change applies to the next segment.
+    """
+
+    cfg: LatentConfig
     last_reply_end: float = field(default=-math.inf)
     last_addressee: str = ''             # who the robot last answered (a face or voice id; '' when not known)
 
-    @property
-    def enabled(self) -> bool:
-        """False without names: the action head alone decides."""
-        return bool(self.words)
-
-    def configure(self, spec: str, follow_up_s: float) -> None:
-        """Adopt the parameters (they may change at run time)."""
-        self.words, self.follow_up_s = wake_words(spec), float(follow_up_s)
-
     def why_not(self, seg: SegmentInput) -> str:
         """'' when the segment may be answered, else the reason it is not (for the Action's notes)."""
-        if not self.enabled or seg.typed_text.strip():
+        words = wake_words(self.cfg.wake_words)
+        if not words or seg.typed_text.strip():       # no names: the action head alone decides
             return ''
         if not seg.transcript.strip():
             return 'quiet: nobody spoke to the robot (proactive speech comes as such)'
-        if names_robot(seg.transcript, self.words):
+        if names_robot(seg.transcript, words):
             return ''
         if self.last_addressee and seg.speaker == self.last_addressee \
-                and seg.start - self.last_reply_end <= self.follow_up_s:
+                and seg.start - self.last_reply_end <= self.cfg.follow_up_s:
             return ''
-        return f'quiet: not addressed (names none of {", ".join(self.words)}, and is no follow-up of the last ' \
-               f'person answered within {self.follow_up_s:g} s)'
+        return f'quiet: not addressed (names none of {", ".join(words)}, and is no follow-up of the last ' \
+               f'person answered within {self.cfg.follow_up_s:g} s)'
 
     def replied(self, seg: SegmentInput) -> None:
         """The robot answered ``seg`` aloud: its speaker may follow up without naming the robot."""
         self.last_reply_end = max(self.last_reply_end, seg.end)
         who = seg.speaker
-        self.last_addressee = who if who not in (UNSEEN_SPEAKER, 'someone') else ''
+        self.last_addressee = who if who not in (UNSEEN_SPEAKER, SOMEONE) else ''
 
 
 __all__ = ['AddressGate', 'wake_words', 'names_robot']

@@ -119,7 +119,7 @@ class ReflexEngine:
         self.features = FeatureCache(cfgs.cache.feature_entries, cfgs.cache.features)
         self.prefixes = PrefixCache(cfgs.cache.prefix)
         self.preemption = Preemption()
-        self.address = AddressGate()         # when the robot last spoke: follow-ups need not name it
+        self.address = AddressGate(cfgs.latent)     # whom the robot last answered: follow-ups need not name it
         self.sg_version = 0
         self.sg_script = ''
         # A GlobalState callback must not wait seconds for the model (it would hold back the node's other callbacks).
@@ -531,7 +531,6 @@ class ReflexEngine:
             elif speak:
                 # the head cannot know the robot's names or whether it is mid-conversation: speech that neither
                 # names it nor follows its reply is not answered (and only searched when the search head says so)
-                self.address.configure(self.cfgs.latent.wake_words, self.cfgs.latent.follow_up_s)
                 quiet = self.address.why_not(seg)
                 if quiet:
                     notes.append(quiet)

@@ -69,12 +69,12 @@ _HEARD = re.compile(r'heard "([^"]*)"')
 
 
 def holds_only_a_question(text: str) -> bool:
-    """Whether a memory's evidence is an earlier question (``heard "...?"``) and nothing else was heard.
+    """Whether everything a memory heard was a question (``heard "...?"``; the robot's ``answered`` is not read).
 
     Such an episode holds what someone asked, not an answer: quoted, it repeats the question back (the closest
     memory to "where is my laptop?" is often the last time someone asked it).
     """
-    heard = _HEARD.findall(evidence(text))
+    heard = _HEARD.findall(text)
     return bool(heard) and all(h.strip().endswith('?') for h in heard)
 
 
@@ -170,8 +170,8 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       margin: float = 0.05) -> str:
     """Quote the memories closest to ``question`` (a second one only when it is nearly as close)."""
     asks_what_was_said = is_quote_question(question)     # then a question someone asked is the answer
-    facts = [m for m in memories if not m.ref.startswith('profile:') and evidence(_SPAN.sub('', m.text))
-             and (asks_what_was_said or not holds_only_a_question(m.text))]
+    quotable = [(m, evidence(_SPAN.sub('', m.text))) for m in memories if not m.ref.startswith('profile:')]
+    facts = [m for m, said in quotable if said and (asks_what_was_said or not holds_only_a_question(said))]
     facts = facts or list(memories)
     if not facts:
         return ''

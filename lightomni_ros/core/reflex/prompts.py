@@ -20,7 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from .types import MemoryItem, SegmentInput
+from .types import SOMEONE, MemoryItem, SegmentInput
 
 SYSTEM_REFLEX = ('You are the assistant of a robot that sees and hears continuously. Decide whether to speak now '
                  'and what to recall.')
@@ -158,7 +158,7 @@ def perception_text(seg: SegmentInput, names: Mapping[str, str] | None = None,
             who = named(who, names) if who.startswith('<face_') else who
             lines.append(f'{who} said: "{words}"')
     if seg.typed_text.strip():
-        who = '' if seg.speaker == 'someone' else f' by {named(seg.speaker, names)}'
+        who = '' if seg.speaker == SOMEONE else f' by {named(seg.speaker, names)}'
         lines.append(f'Typed{who}: "{seg.typed_text.strip()}"')
     if not seg.transcript.strip() and not seg.typed_text.strip():
         lines.append('(nobody spoke)')

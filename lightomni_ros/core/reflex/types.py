@@ -11,6 +11,9 @@ from ..segment import SpeakerTurn
 from ..text import UNSEEN_SPEAKER, unseen_voice
 from ..topic import ReminderIntent
 
+#: the speaker of a segment nobody in particular can be named for (several faces, no sighting singles one out)
+SOMEONE = 'someone'
+
 
 @dataclass(kw_only=True)
 class SegmentInput:
@@ -50,7 +53,7 @@ class SegmentInput:
         """
         heard = self.transcript.strip() and not self.typed_text.strip()
         voices = {self.turn_speaker(t) for t in self.turns if t.text.strip()} if heard else set()
-        if len(voices) == 1 and 'someone' not in voices:
+        if len(voices) == 1 and SOMEONE not in voices:
             return voices.pop()
         if self.speaker_face and heard:
             return self.speaker_face
@@ -58,7 +61,7 @@ class SegmentInput:
             return self.face_ids[0]
         if not self.face_ids and heard:
             return UNSEEN_SPEAKER
-        return 'someone'
+        return SOMEONE
 
     def turn_speaker(self, turn: SpeakerTurn) -> str:
         """Who spoke in one turn.
@@ -72,7 +75,7 @@ class SegmentInput:
             return unseen_voice(turn.voice_id) if not self.face_ids else turn.voice_id
         if len(self.face_ids) == 1:
             return self.face_ids[0]
-        return UNSEEN_SPEAKER if not self.face_ids else 'someone'
+        return UNSEEN_SPEAKER if not self.face_ids else SOMEONE
 
     def said(self) -> list[tuple[str, str]]:
         """(who, words) in order: one pair per run of one speaker's turns, or the whole utterance with its speaker."""
