@@ -12,7 +12,7 @@ import pytest
 from lightomni_ros.core.reflex import prompts as P
 from lightomni_ros.core.reflex.sleep import topic_from_reply
 from lightomni_ros.core.reflex.types import SegmentInput
-from lightomni_ros.train import phrasing, synth, templates, world
+from lightomni_ros.train import pairs, phrasing, synth, templates, world
 from lightomni_ros.train.eval_answers import has, matches
 from lightomni_ros.train.questions import REFUSALS
 
@@ -103,9 +103,43 @@ def test_facts_questions_and_answers_agree(train):
             assert matches(e['response'], kws), e
             assert matches(mem[e['gold']]['text'], kws) or e['answer']['kind'] in ('ask_self', 'ask_name'), e
             assert not any(has(e['response'], w) for w in e['answer']['wrong'])
-            assert any(c['ref'].endswith(f':{e["gold"].rsplit("/", 1)[1]}') for c in e['context'])
+            shown = {e['gold'].rsplit('/', 1)[1], str(mem[e['gold']].get('episode'))}
+            assert any(c['ref'].split(':', 1)[1] in shown for c in e['context'])
             corrected += bool(e['answer']['wrong'])
     assert answered >= 30 and corrected >= 1
+
+
+def test_the_gold_fact_is_sometimes_shown_only_as_the_episode_that_heard_it(train):
+    """What the store holds when the memory pass missed a fact: the answer must come from the heard words."""
+    mem = {m['id']: m for m in train['memories']}
+    by_fact = by_episode = 0
+    for e in train['examples']:
+        if e['noise'] or not (e['answer'] and e['answer']['answerable']) or mem[e['gold']].get('episode') is None:
+            continue
+        refs = [c['ref'] for c in e['context']]
+        gold = mem[e['gold']]
+        if f'{gold["kind"]}:{e["gold"].rsplit("/", 1)[1]}' in refs:
+            by_fact += 1
+            continue
+        by_episode += 1
+        episode = f'episodic:{gold["episode"]}'
+        assert refs.count(episode) == 1, refs
+        heard = next(c['text'] for c in e['context'] if c['ref'] == episode)
+        assert 'heard "' in heard and matches(e['response'], e['answer']['keywords']), e
+    share = by_episode / max(1, by_fact + by_episode)
+    assert by_fact + by_episode >= 30 and abs(share - pairs.EPISODE_ONLY) < 0.2, (by_fact, by_episode)
+
+
+def test_the_episode_draws_leave_the_streams_unchanged(monkeypatch):
+    """The generation pairs draw from their own generator: segments, labels and memories do not move."""
+    a = synth.generate('train', 0, SMALL)
+    monkeypatch.setattr(pairs, 'EPISODE_ONLY', 0.0)
+    b = synth.generate('train', 0, SMALL)
+    strip = [{k: v for k, v in e.items() if k != 'context'} for e in a['examples']]
+    assert strip == [{k: v for k, v in e.items() if k != 'context'} for e in b['examples']]
+    assert a['memories'] == b['memories'] and a['pairs']['memory'] == b['pairs']['memory']
+    assert [p['target'] for p in a['pairs']['generation']] == [p['target'] for p in b['pairs']['generation']]
+    assert a['pairs']['generation'] != b['pairs']['generation']
 
 
 def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):

@@ -9,6 +9,13 @@ little noise, and the gold entry is always among them when there is one (the fus
 most of the time; ``lightomni eval heads``); an unanswerable question gets the closest entries that do not answer
 it, so the adapter learns to refuse rather than to paraphrase whatever it reads. Old values that a correction
 superseded are often among the closest (they share the question's words); the answer gives the new one.
+
+The run-time memory pass misses facts (``lightomni eval answers``: fact recall 0.6-0.7), and then the words that
+answer a question live only in the episode of the segment that said them ('saw Kwame talking; heard "I dropped my
+laptop in the green basket"'). So in a share of the pairs (:data:`EPISODE_ONLY`) the gold fact is replaced by its
+episode, and the target stays the direct answer: the adapter learns to answer from what was heard, in the robot's
+words, instead of refusing whenever memory holds no clean sentence. These draws come from their own generator, so
+the streams themselves (segments, labels, held-out split) do not change.
 """
 
 from __future__ import annotations
@@ -23,10 +30,16 @@ from ..core.reflex.grounding import content_words
 #: segment fields an adapter pair carries (what :func:`~.train.segment_of` reads back)
 SEGMENT_FIELDS = ('kind', 'start', 'end', 'face_ids', 'speaker_face', 'visual_tags', 'transcript', 'typed_text',
                   'names')
+#: share of the answerable pairs whose gold fact is shown only as the episode that heard it
+EPISODE_ONLY = 0.5
 
 
-def context(st: Any, said: Any, question: str, gold: int | None, rng: random.Random) -> list[dict[str, str]]:
-    """The memories retrieval would give the response to ``question`` at this point of the stream."""
+def context(st: Any, said: Any, question: str, gold: int | None, rng: random.Random,
+            stand_in: random.Random | None = None) -> list[dict[str, str]]:
+    """The memories retrieval would give the response to ``question`` at this point of the stream.
+
+    ``stand_in`` draws whether the gold fact is shown as its episode instead (never when None).
+    """
     k = ResponseConfig().max_memories
     words = content_words(question)
     cands: list[tuple[float, dict[str, str], list[str]]] = []
@@ -43,8 +56,15 @@ def context(st: Any, said: Any, question: str, gold: int | None, rng: random.Ran
     chosen = cands[:k - 1 if gold is not None else k]
     if gold is not None:
         m = st.memories[gold]
-        chosen.insert(rng.randrange(len(chosen) + 1),
-                      (0.0, {'ref': f'{m["kind"]}:{gold}', 'text': st.rendered(gold)}, m['face_ids']))
+        shown = gold
+        if stand_in is not None and m.get('episode') is not None and stand_in.random() < EPISODE_ONLY:
+            shown = m['episode']
+        at = rng.randrange(len(chosen) + 1)     # drawn as before: the stream's own draws never change
+        if shown != gold:     # the episode may be among the closest already: shown once, where the gold goes
+            at -= sum(c[1]['ref'] == f'episodic:{shown}' for c in chosen[:at])
+            chosen = [c for c in chosen if c[1]['ref'] != f'episodic:{shown}']
+        chosen.insert(at, (0.0, {'ref': f'{st.memories[shown]["kind"]}:{shown}', 'text': st.rendered(shown)},
+                           m['face_ids']))
     faces = list(dict.fromkeys([p.face for p in said.present] + [f for _, _, fs in chosen for f in fs]))
     profiles = [{'ref': f'profile:{f}', 'text': f'{f} is {st.names[f]}'} for f in faces if f in st.names]
     return profiles + [item for _, item, _ in chosen]

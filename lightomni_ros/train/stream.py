@@ -95,6 +95,8 @@ class Stream:
         self.examples: list[dict[str, Any]] = []
         self.probes: list[dict[str, Any]] = []          # generation-only questions at the end of the stream
         self.recent: collections.deque = collections.deque(maxlen=8)   # (speaker, utterance) not yet questions
+        # draws of the generation pairs only (pairs.EPISODE_ONLY): the stream's own draws stay as they were
+        self.stand_in = random.Random(f'{split}:{index}:stand-in')
         # what was said so far: key -> (memory index, value keyword, superseded keywords, extra)
         self.known: dict[tuple, dict[str, Any]] = {}
 
@@ -186,7 +188,7 @@ class Stream:
               'memory_ids': [m['id'] for m in self.memories], 'sg': self.sg(), 'response': said.response,
               'answer': said.answer, 'topic': topic, 'facts': said.facts + said.remembered}
         if said.speech:
-            ex['context'] = context(self, said, seg.utterance, said.gold, rng)
+            ex['context'] = context(self, said, seg.utterance, said.gold, rng, self.stand_in)
         self.examples.append(ex)
         # consolidation with a perfect memory pass
         faces = [p.face for p in said.present]
@@ -196,6 +198,8 @@ class Stream:
             f['memory'] = self._add_memory('semantic', f['text'], faces, start, end, pinned=True)
         script = EpisodicEntry(start, end, topic['visual'], text, said.response).script()
         epi = self._add_memory('episodic', script, faces, start, end)
+        for f in said.facts + said.remembered:
+            self.memories[f['memory']]['episode'] = epi     # where its words were heard
         self.names.update(learned)
         for key, where, info in said.teach:
             old = self.known.get(key)

@@ -145,7 +145,7 @@ def probe(st: Stream) -> None:
                       'visual_tags': st.rng.sample(st.vocab['scenes'], 1), 'transcript': said.transcript,
                       'typed_text': said.typed, 'sg': st.sg(), 'names': dict(st.names),
                       'response': said.response, 'answer': said.answer,
-                      'context': pairs.context(st, said, seg.utterance, said.gold, st.rng)})
+                      'context': pairs.context(st, said, seg.utterance, said.gold, st.rng, st.stand_in)})
     st.t += st.rng.uniform(5.0, 60.0)
 
 
