@@ -13,8 +13,9 @@ from lightomni_ros.core.agent import AgentConfigs, LightOmni
 from lightomni_ros.core.consolidation.config import ConsolidationConfig
 from lightomni_ros.core.consolidation.runtime import ConsolidationConfigs
 from lightomni_ros.core.reflex.config import BackboneConfig, ExportConfig
-from lightomni_ros.core.reflex.recall import is_summary_question, summary_answer
+from lightomni_ros.core.reflex.recall import is_summary_question, summary_answer, told, window_events
 from lightomni_ros.core.reflex.runtime import ReflexConfigs
+from lightomni_ros.core.reflex.types import MemoryItem
 from lightomni_ros.core.topic import TopicData
 
 DAY = dt.datetime(2026, 3, 2, tzinfo=dt.timezone.utc).timestamp()     # a Monday, midnight UTC
@@ -53,6 +54,24 @@ def test_summary_questions_are_told_apart() -> None:
     assert not is_summary_question('where did I put my keys this morning?')
     assert summary_answer(['09:00 a', '10:30 b'], 'this morning') == 'This morning: 09:00 a; then 10:30 b.'
     assert summary_answer([], 'yesterday') == 'I do not remember anything yesterday.'
+
+
+def test_a_summary_tells_who_said_what_and_puts_statements_first() -> None:
+    assert told('saw Ana talking, Bob; kitchen; heard "The boiler is fixed."; answered "Okay."') == \
+        'Ana said "The boiler is fixed."'
+    assert told('saw <face_2> typing; desk; heard "trip on Friday"') == '<face_2> typed "trip on Friday"'
+    assert told('saw nobody in view; hall; heard "Rain tomorrow."') == 'someone said "Rain tomorrow."'
+    assert told('saw Ana, Bob; kitchen; answered "Hello."') == 'saw Ana, Bob; kitchen'
+    scripts = ['saw <face_1> talking; hall; heard "Robot, where is my bag?"', 'saw <face_1>; hall',
+               'saw Bob talking; hall; heard "The printer is upstairs."', 'saw <face_1>; garden',
+               'saw <face_1> talking; hall; heard "I fixed the bike."']
+    items = [MemoryItem(f'episodic:{i}', f'[2026-03-02 09:{i:02d}:00]--[2026-03-02 09:{i:02d}:09]: {t}')
+             for i, t in enumerate(scripts)] + [MemoryItem('profile:<face_1>', '<face_1> is Ana')]
+    assert window_events(items, [], 0, 0, None, max_events=2) == \
+        ['09:02 Bob said "The printer is upstairs."', '09:04 Ana said "I fixed the bike."']
+    assert window_events(items, [], 0, 0, None, max_events=4) == \
+        ['09:00 Ana said "Robot, where is my bag?"', '09:02 Bob said "The printer is upstairs."',
+         '09:03 saw Ana; garden', '09:04 Ana said "I fixed the bike."']
 
 
 def test_window_query_returns_only_that_window(agent) -> None:

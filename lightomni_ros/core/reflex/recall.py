@@ -49,21 +49,61 @@ def names(items: Sequence[MemoryItem]) -> dict[str, str]:
     return {m.group(1): m.group(2) for m in found if m}
 
 
+#: the parts of an episodic script (``saw <who>; <labels>; heard "<words>"; answered "<reply>"``)
+_SAW = re.compile(r'^saw ([^;]*)')
+_HEARD = re.compile(r'heard "(.*?)"(?=; answered "|$)', re.S)
+_ACTIVE = re.compile(r'([^,;]+?) (talking|typing)\b')
+_ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
+
+
+def told(script: str) -> str:
+    """An episodic script as an event of a summary: who said what ('Ana said "..."'), else what was seen.
+
+    The robot's own answer and the frame labels are left out when words were heard: a spoken summary has room for
+    few words per event, and what people said is what it is asked about.
+    """
+    heard = _HEARD.search(script)
+    if not heard or not heard.group(1).strip():
+        return _ANSWERED.sub('', script).strip()
+    saw = _SAW.match(script)
+    who = _ACTIVE.search(saw.group(1)) if saw else None
+    name, verb = (who.group(1).strip(), 'typed' if who.group(2) == 'typing' else 'said') if who else ('someone', 'said')
+    return f'{name} {verb} "{heard.group(1).strip()}"'
+
+
+def _spread(items: list, n: int) -> list:
+    """``n`` of ``items`` spread evenly (first and last kept), in their order."""
+    if len(items) <= n:
+        return list(items)
+    if n <= 1:
+        return items[len(items) // 2:len(items) // 2 + 1] if n == 1 else []
+    step = (len(items) - 1) / (n - 1)
+    return [items[round(i * step)] for i in range(n)]
+
+
 def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start: float, end: float,
                   tz: _dt.tzinfo | None, max_events: int = 6) -> list[str]:
     """What happened in the window, in time order, one line each (face ids named where a profile knows the name).
 
     The episodic entries retrieved for it (in the order memory returned them: time order), else the S_g nodes over
-    it; at most ``max_events``, spread evenly.
+    it; at most ``max_events``. The main events come first: those where something was said that is not only a
+    question (spread evenly over the window when there are more), then questions, then what was only seen.
     """
-    lines = [_SPAN.sub(lambda s: f'{s.group("hm")} ', m.text) for m in items if m.ref.startswith('episodic:')]
+    spans = [(_SPAN.match(it.text), it.text) for it in items if it.ref.startswith('episodic:')]
+    lines = [(m.group('hm'), text[m.end():]) if m else ('', text) for m, text in spans]
     if not lines:
-        lines = [f'{_clock(n.start, tz)} {n.text}' for n in window_nodes(nodes, start, end)]
-    if len(lines) > max_events:
-        step = (len(lines) - 1) / (max_events - 1)
-        lines = [lines[round(i * step)] for i in range(max_events)]
+        lines = [(_clock(n.start, tz), n.text) for n in window_nodes(nodes, start, end)]
+    heard = [_HEARD.search(text) for _, text in lines]
+    tiers = [0 if h and h.group(1).strip() and not h.group(1).strip().endswith('?') else 1 if h else 2
+             for h in heard]
+    keep: list[int] = []
+    for tier in (0, 1, 2):
+        keep += _spread([i for i, t in enumerate(tiers) if t == tier], max_events - len(keep))
+        if len(keep) >= max_events:
+            break
     known = names(items)
-    return [_FACE.sub(lambda m: known.get(m.group(0), m.group(0)), line) for line in lines]
+    return [_FACE.sub(lambda m: known.get(m.group(0), m.group(0)), f'{lines[i][0]} {told(lines[i][1])}'.strip())
+            for i in sorted(keep)]
 
 
 def window_context(events: Sequence[str], phrase: str) -> str:
@@ -80,4 +120,4 @@ def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> s
     return f'{phrase[0].upper()}{phrase[1:]}: ' + '; then '.join(said) + '.'
 
 
-__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'window_context', 'summary_answer', 'names']
+__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer', 'names']
