@@ -190,7 +190,7 @@ def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
     import lightomni_ros.core.reflex.engine as engine_module
 
     replies: list[str] = []
-    monkeypatch.setattr(engine_module, 'topic_from_reply', lambda seg, response, reply, tz: replies.append(reply))
+    monkeypatch.setattr(engine_module, 'topic_from_reply', lambda seg, response, reply, *rest: replies.append(reply))
     segs = [SegmentInput(segment_id=30 + i, start=300.0 + 10 * i, end=305.0 + 10 * i, transcript=t,
                          face_ids=faces)
             for i, (t, faces) in enumerate([
@@ -219,11 +219,27 @@ def test_summarize_merge(engine):
 
 
 def test_parsing_repairs():
-    seg = SegmentInput(segment_id=1, start=0, end=10, transcript='hello', face_ids=['<face_2>'])
+    seg = SegmentInput(segment_id=1, start=0, end=10, transcript='hello, I drink tea every day', face_ids=['<face_2>'])
     good = sleep.topic_from_reply(seg, 'hi', "```json\n{'visual': 'a kitchen', 'semantic': ['Bob likes tea',],}\n```")
     assert good.producer == 'memory-adapter' and good.semantic == ['Bob likes tea'] and good.visual == 'a kitchen'
     bad = sleep.topic_from_reply(seg, 'hi', 'I cannot do that')
-    assert bad.producer == 'fallback-parser' and 'not JSON' in bad.problem and bad.audio == 'hello'
+    assert bad.producer == 'fallback-parser' and 'not JSON' in bad.problem and bad.audio.startswith('hello')
+
+
+def test_facts_nothing_in_the_segment_said_are_not_stored():
+    seg = SegmentInput(segment_id=2, start=0, end=10, transcript='Bob, I spend my free time birdwatching.',
+                       face_ids=['<face_1>'], visual_tags=['garden'])
+    t = sleep.topic_from_reply(seg, '', '{"visual": "<face_1> talking; garden", "semantic": ["<face_1> enjoys '
+                               'bird watching.", "Mei likes to drink coffee.", "Bob likes coffee.", "<face_1> is in '
+                               'the garden."], "remembered": ["the keys are in the car"]}', names={'<face_2>': 'Bob'})
+    assert t.producer == 'memory-adapter' and t.semantic == ['<face_1> enjoys bird watching.',
+                                                             '<face_1> is in the garden.']
+    # a name memory knows is no evidence ("Bob" was said, but nothing about coffee), nor is an invented pin
+    assert t.dropped == ['Mei likes to drink coffee.', 'Bob likes coffee.', 'the keys are in the car']
+    assert t.remembered == []
+    kept, dropped = sleep.heard_facts(['<face_1> works as a carpenter.'], SegmentInput(
+        segment_id=3, start=0, end=1, transcript='As a carpenter I start work early.'))
+    assert kept and not dropped
     assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == ReminderIntent(
         due=15.0, text='stretch', face_id='')
 

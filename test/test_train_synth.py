@@ -154,8 +154,8 @@ def test_memory_targets_parse_into_topics(train):
         seg = SegmentInput(segment_id=1, start=p['start'], end=p['end'], transcript=p['transcript'],
                            typed_text=p['typed_text'],
                            face_ids=p['face_ids'])
-        t = topic_from_reply(seg, '', '{' + P.memory_target(p['target']))
-        assert t.producer == 'memory-adapter', t.problem
+        t = topic_from_reply(seg, '', '{' + P.memory_target(p['target']), names=p['names'])
+        assert t.producer == 'memory-adapter' and not t.dropped, (t.problem, t.dropped)
         assert t.semantic == p['target']['semantic'] and t.visual == p['target']['visual']
         assert t.remembered == (p['target']['remembered'] or t.remembered)
         assert [r.text for r in t.reminders] == [r['text'] for r in p['target']['reminders']] or \

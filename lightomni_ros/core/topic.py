@@ -51,6 +51,7 @@ class TopicData:
     reminders: list[ReminderIntent] = field(default_factory=list)
     producer: str = ''                 # "memory-adapter" or "fallback-parser"
     problem: str = ''                  # why the fallback parser wrote it ('' when the model output parsed)
+    dropped: list[str] = field(default_factory=list)   # facts of the model output that nothing in the segment said
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""

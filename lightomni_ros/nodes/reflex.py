@@ -404,6 +404,8 @@ class ReflexNode(LifecycleNode):
             self._send_topic()
             for topic in step.topics:
                 self.diag.count(f'topics.{topic.producer}')
+                if topic.dropped:       # facts nothing in the segment said: counted, never stored
+                    self.diag.count('sleep.facts_not_heard', len(topic.dropped))
             if step.error:
                 self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()

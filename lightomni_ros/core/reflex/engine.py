@@ -410,13 +410,14 @@ class ReflexEngine:
                 crop_to(cache, plen)
         if interrupted:
             return None
-        return self._memory_topic(seg, response, ids)
+        return self._memory_topic(seg, response, ids, names)
 
-    def _memory_topic(self, seg: SegmentInput, response: str, ids: list[int]) -> TopicData:
+    def _memory_topic(self, seg: SegmentInput, response: str, ids: list[int],
+                      names: dict[str, str] | None = None) -> TopicData:
         """The Topic of a memory pass's generated ids (the prompt ends with the reply's opening brace)."""
         if self.backbone.test_model:
             return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
-        return topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(ids), self.tz)
+        return topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(ids), self.tz, names)
 
     @torch.no_grad()
     def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,
@@ -449,7 +450,8 @@ class ReflexEngine:
                 self.backbone, cache, rows, max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
         if interrupted:
             return None
-        return [self._memory_topic(seg, response, row_ids) for (seg, response), row_ids in zip(items, ids)]
+        return [self._memory_topic(seg, response, row_ids, known)
+                for (seg, response), row_ids, known in zip(items, ids, names)]
 
     @torch.no_grad()
     def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,

@@ -21,6 +21,7 @@ from typing import Any
 from ..text import introduced_name
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
+from .grounding import content_words
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -95,18 +96,49 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
                      producer='fallback-parser', problem=problem)
 
 
-def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None) -> TopicData:
-    """Parse the memory adapter's reply into a Topic; repair or fall back with a reason."""
+_IDS = re.compile(r'<(?:face|voice)_\d+>')
+
+
+def _supported(word: str, heard: set[str]) -> bool:
+    """Whether a fact's word was heard: as said, as a form of it ("works" / "work", "celebration" / "celebrate"), or
+    as part of a compound ("bird" / "birdwatching")."""
+    return any(word[:5] == h[:5] or (len(word) >= 4 and word in h) or (len(h) >= 4 and h in word) for h in heard)
+
+
+def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | None = None) -> tuple[list, list]:
+    """(kept, dropped): a fact must share a word with what was said, typed or labelled in the segment.
+
+    A small memory adapter sometimes writes a fact that nothing in the segment supports ("Mei likes to drink coffee."
+    after "I spend my free time birdwatching."): stored, it would be recalled as truth. Face and voice ids and the
+    names memory already knows do not count as support (a fact about Mei is not grounded by Mei's name alone).
+    """
+    heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
+    known = {n.lower() for n in (names or {}).values() if n}
+    kept, dropped = [], []
+    for fact in facts:
+        words = {w.split("'")[0] for w in content_words(_IDS.sub(' ', fact))} - known
+        (kept if not words or any(_supported(w, heard) for w in words) else dropped).append(fact)
+    return kept, dropped
+
+
+def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
+                     names: dict[str, str] | None = None) -> TopicData:
+    """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
+
+    Facts that share no word with the segment are left out (:func:`heard_facts`, with the ``names`` memory knows);
+    the Topic's ``dropped`` lists them.
+    """
     obj = parse_json_object(reply)
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
-    semantic = _strings(obj.get('semantic'))
+    semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
     visual = ' '.join(_strings(obj.get('visual')))
     audio = ' '.join(_strings(obj.get('audio')))
     if not (semantic or visual or audio):
         return fallback_topic(seg, response, 'memory pass JSON has no visual/audio/semantic content', tz)
     said = seg.utterance
-    remembered = _strings(obj.get('remembered')) or find_remembered(said)
+    remembered, dropped_pins = heard_facts(_strings(obj.get('remembered')), seg, names)
+    remembered = remembered or find_remembered(said)
     reminders = []
     for r in obj.get('reminders') or []:
         if isinstance(r, dict) and isinstance(r.get('in_seconds'), (int, float)) and r.get('text'):
@@ -115,7 +147,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz)
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
                      semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
-                     raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter')
+                     raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter',
+                     dropped=dropped + dropped_pins)
 
 
 def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
