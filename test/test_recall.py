@@ -99,3 +99,11 @@ def test_yesterday_is_yesterday(agent) -> None:
     act = agent.ask('What did we talk about yesterday?', at=DAY + 17 * 3600 + 60)
     assert 'window: yesterday' in act.notes, act.notes
     assert set(_episodic_ids(act)) <= {e.id for e in agent.memory.entries.all_entries(1) if e.source_segment == 1}
+
+
+def test_a_refusal_is_not_the_summary_of_a_window_with_events(agent, monkeypatch) -> None:
+    """A model that says "I don't remember that." while the window holds events: the events are told instead."""
+    monkeypatch.setattr(agent.engine, 'respond', lambda *a, **k: ("I don't remember that.", []))
+    act = agent.ask('What happened this morning?', at=DAY + 17 * 3600 + 120)
+    assert act.response_source == 'extractive' and 'printer' in act.response.lower(), act.response
+    assert any('a refusal, with events remembered' in n for n in act.notes), act.notes

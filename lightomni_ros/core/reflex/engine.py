@@ -36,7 +36,7 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .grounding import extractive_answer, is_quote_question, reply_problem, said_by
+from .grounding import extractive_answer, is_quote_question, is_refusal, reply_problem, said_by
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window
 from .pruning import PruneResult, prune
@@ -620,9 +620,10 @@ class ReflexEngine:
         told = [MemoryItem('event', e) for e in events] + memories
         problem = reply_problem(response, seg.utterance, told, self.cfgs.response.grounding_min_overlap) \
             if self.cfgs.response.grounding_check else ''
-        if response and not problem:
+        if response and not problem and not (events and is_refusal(response)):
             return response, 'generated'
-        notes.append(f'extractive: {problem or "empty response from the model"} (events of {window.phrase})')
+        why = problem or ('a refusal, with events remembered' if response else 'empty response from the model')
+        notes.append(f'extractive: {why} (events of {window.phrase})')
         return summary_answer(events, window.phrase), 'extractive'
 
     def people_reply(self, seg: SegmentInput) -> str:
