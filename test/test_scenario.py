@@ -190,6 +190,16 @@ def test_valid_scenario_parses(tmp_path: pathlib.Path) -> None:
        - say: [unclosed
      """, 's.yaml:4: YAML syntax error'),
     ("""
+     timeline:
+       - id: hi
+         say: hi
+     probes:
+       - ask: What happened?
+         after: hi
+         expect_any: [a, b]
+         expect_at_least: 3
+     """, "'expect_at_least' (3) is more than the 2 keywords of 'expect_any'"),
+    ("""
      timeline: []
      """, "s.yaml:2: timeline: must be a non-empty list"),
     ("""
@@ -276,7 +286,7 @@ def test_sample_scenario_is_valid_and_covers_the_capabilities(tmp_path: pathlib.
     assert any(p.memory == 'semantic' for p in sc.probes)
     assert any(p.typed for p in sc.probes) and any(p.ask for p in sc.probes)
     assert any(p.same_as for p in sc.probes) and any(p.different_from for p in sc.probes)
-    assert any('summar' in p.ask.lower() for p in sc.probes)
+    assert any('summar' in p.ask.lower() and p.expect_at_least >= 3 for p in sc.probes)
     assert any(it.kind == 'text' and it.text.lower().startswith('remember that') for it in sc.items)
     assert any(it.kind == 'say' and 'remind me' in it.text.lower() for it in sc.items)
     for it in sc.items:
@@ -320,3 +330,12 @@ def test_live_breakdown_accounts_for_the_whole_first_word() -> None:
     assert parts == {'perception': 2000.0, 'preemption_wait': 10.0, 'reflex': 500.0, 'retrieval': 200.0,
                      'first_sentence': 1290.0, 'reflex_queue': 1000.0}
     assert sum(parts.values()) == 5000.0
+
+
+def test_a_probe_can_ask_for_several_of_its_keywords() -> None:
+    from lightomni_ros.eval.scoring import keywords_ok
+
+    assert keywords_ok('Barack came, then Joe.', [], ['barack', 'joe', 'radio'], 2) == (True, '')
+    ok, why = keywords_ok('Barack came.', [], ['barack', 'joe', 'radio'], 2)
+    assert not ok and '2 needed' in why
+    assert keywords_ok('Barack came.', [], ['barack', 'joe'])[0]

@@ -320,7 +320,8 @@ def ground_truth(sc: Scenario, placed: list[Placed], duration: float, storage: s
             q = by_id[pr.id]
             row.update({'question': pr.ask or pr.typed, 'spoken': bool(pr.ask), 'start': rnd(q.start),
                         'end': rnd(q.end), 'speech_end': rnd(q.speech[1] if q.speech else q.start),
-                        'expect': pr.expect, 'expect_any': pr.expect_any, 'memory': pr.memory,
+                        'expect': pr.expect, 'expect_any': pr.expect_any,
+                        'expect_at_least': pr.expect_at_least, 'memory': pr.memory,
                         'timeout': pr.timeout, 'after': pr.after, 'person': pr.person})
         elif pr.kind == 'identity':
             row.update({'item': pr.item, 'same_as': pr.same_as, 'different_from': pr.different_from})

@@ -120,6 +120,7 @@ class Probe:
     person: str = ''                # who asks (identity label, optional)
     expect: list[str] = dataclasses.field(default_factory=list)        # all must appear in the answer
     expect_any: list[str] = dataclasses.field(default_factory=list)    # at least one must appear
+    expect_at_least: int = 1        # ... or at least this many different ones of expect_any
     memory: str = ''                # memory kind the answer should cite (MEMORY_KINDS)
     timeout: float = 15.0           # question: seconds after the question's end within which the answer counts
     item: str = ''                  # identity: the item whose person is checked
@@ -290,7 +291,7 @@ def _parse_item(ctx: _Ctx, node: Any, index: int, check_files: bool, parent_line
 
 _PROBE_KEYS = {
     'question': {'id', 'ask', 'type', 'at', 'after', 'delay', 'wait', 'image', 'voice', 'person', 'expect',
-                 'expect_any', 'memory', 'timeout'},
+                 'expect_any', 'expect_at_least', 'memory', 'timeout'},
     'identity': {'id', 'identity'},
     'proactive': {'id', 'proactive', 'after', 'window', 'due', 'expect', 'expect_any'},
 }
@@ -332,6 +333,10 @@ def _parse_probe(ctx: _Ctx, node: Any, index: int, check_files: bool, parent_lin
         p.person = _str(ctx, node, 'person', what)
         p.expect = _words(ctx, node, 'expect', what)
         p.expect_any = _words(ctx, node, 'expect_any', what)
+        p.expect_at_least = int(_num(ctx, node, 'expect_at_least', what, 1, minimum=1))
+        if p.expect_at_least > max(1, len(p.expect_any)):
+            raise ctx.fail(node.line, what, f"'expect_at_least' ({p.expect_at_least}) is more than the "
+                           f"{len(p.expect_any)} keywords of 'expect_any'")
         p.memory = _str(ctx, node, 'memory', what)
         if p.memory and p.memory not in MEMORY_KINDS:
             raise ctx.fail(node.line, what, f"'memory' must be one of {list(MEMORY_KINDS)}, got {p.memory!r}")

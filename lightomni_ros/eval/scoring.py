@@ -97,14 +97,17 @@ def has_keyword(text: str, keyword: str) -> bool:
     return bool(k) and re.search(rf'(^| ){re.escape(k)}( |$)', normalize(text)) is not None
 
 
-def keywords_ok(text: str, expect: Iterable[str], expect_any: Iterable[str]) -> tuple[bool, str]:
-    """All of ``expect`` and one of ``expect_any`` (when given) in ``text``; the reason when not."""
+def keywords_ok(text: str, expect: Iterable[str], expect_any: Iterable[str], at_least: int = 1) -> tuple[bool, str]:
+    """All of ``expect`` and ``at_least`` of ``expect_any`` (when given) in ``text``; the reason when not."""
     missing = [k for k in expect if not has_keyword(text, k)]
     any_list = list(expect_any)
     if missing:
         return False, f'missing {missing}'
-    if any_list and not any(has_keyword(text, k) for k in any_list):
+    found = [k for k in any_list if has_keyword(text, k)]
+    if any_list and not found:
         return False, f'none of {any_list}'
+    if any_list and len(found) < at_least:
+        return False, f'{len(found)} of {any_list} ({found}), {at_least} needed'
     return True, ''
 
 
@@ -259,7 +262,7 @@ def _score_question(p: dict[str, Any], spoken: list[dict[str, Any]], used: set[i
         if seg_end and s['segment_id'] in seg_end and seg_end[s['segment_id']] < p['start'] - 0.5:
             continue
         used.add(i)
-        ok, why = keywords_ok(s['text'], p['expect'], p['expect_any'])
+        ok, why = keywords_ok(s['text'], p['expect'], p['expect_any'], p.get('expect_at_least', 1))
         mem_ok = not p['memory'] or any(m.startswith(p['memory'] + ':') for m in s['memory_ids'])
         latency = round((s['wall_ns'] - q_end_wall) / 1e9, 3)
         detail = f'{latency:.2f} s: "{s["text"][:80]}"'
