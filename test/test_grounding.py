@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.grounding import (evidence, extractive_answer, face_names, holds_only_a_question,
-                                                 is_quote_question, reply_problem, said_by, speakable)
+                                                 is_quote_question, reply_problem, said_by, speakable,
+                                                 unfounded_refusal)
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem
 
 
@@ -110,3 +111,27 @@ def test_a_described_person_is_one_without_a_known_name() -> None:
             MemoryItem('recent:3', f'{UNSEEN_SPEAKER} said: ask not')]
     assert [m.ref for m in said_by('What did the man in the video say?', mems)] == ['profile:<face_1>', 'recent:2']
     assert said_by('What did you hear?', mems) == mems
+
+
+def test_a_refusal_over_a_memory_of_the_thing_asked_is_not_spoken() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'),
+            MemoryItem('semantic:1', '[2026-03-02 08:00:00]--[2026-03-02 08:00:05]: a person said: I dropped my '
+                                     'laptop in the green basket.'),
+            MemoryItem('semantic:2', 'Kwame likes cycling.')]
+    robot = ['robot', 'assistant']
+    assert 'laptop' in unfounded_refusal("I don't remember that.", 'Robot, where is my laptop?', mems, robot)
+    # nothing about the pool; and neither a person's name nor the robot's is what a question is about
+    assert unfounded_refusal("I don't remember that.", 'Robot, any news about the swimming pool?', mems, robot) == ''
+    assert unfounded_refusal("I don't know.", 'Robot, how does Kwame spend weekends?', mems, robot) == ''
+    assert unfounded_refusal('The laptop is in the green basket.', 'Robot, where is my laptop?', mems, robot) == ''
+
+
+def test_a_confirmation_does_not_answer_a_question() -> None:
+    mems = [MemoryItem('semantic:1', 'The keys are in the car.')]
+    assert reply_problem('Okay, I will remember that.', 'Robot, where are my keys?', mems) == \
+        'a confirmation is no answer to a question'
+    assert reply_problem('Okay, I will remember that.', 'Robot, remember that my keys are in the car.', mems) == ''
+    # speech recognition drops question marks
+    assert reply_problem('Thanks, I will keep that in mind.', 'okay robot do i have any allergies', mems)
+    assert reply_problem('Okay.', 'hey assistant, where on earth is my laptop', mems)
+    assert reply_problem('Okay, I will remind you.', 'Robot, remind me to call Mom when I get home.', mems) == ''

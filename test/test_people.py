@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime as dt
 
 from lightomni_ros.core.text import introduced_name
-from lightomni_ros.core.reflex.people import PersonSeen, people_answer, people_window, speaking_face
+from lightomni_ros.core.reflex.people import PersonSeen, people_answer, people_window, speaking_face, who_am_i
 from lightomni_ros.core.reflex.sleep import fallback_topic
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, SegmentInput
 
@@ -77,3 +77,11 @@ def test_speaking_face_is_the_one_seen_while_the_words_were_spoken() -> None:
     assert seg.speaker == '<face_1>'
     t = fallback_topic(seg, '', 'test')
     assert t.visual == '<face_0>, <face_1> talking' and t.semantic == ['<face_1> said: Hello, my name is Joe.']
+
+
+def test_who_am_i_is_answered_from_the_profile_of_who_asks() -> None:
+    names = {'<face_1>': 'Kwame', '<face_2>': 'Mei'}
+    assert who_am_i('Hey robot, tell me, who am I?', '<face_1>', names) == 'You are Kwame.'
+    assert who_am_i('Robot, what is my name?', '<face_2>', names) == 'You are Mei.'
+    assert who_am_i('Robot, who am I?', '<face_3>', names) == "I don't know your name yet."
+    assert who_am_i('Robot, who is Mei?', '<face_1>', names) == ''

@@ -137,8 +137,10 @@ class ResponseConfig:
                                  'is trained with this many.', min=0)
     stop_at_newline: bool = param(True, 'End the reply at its first line break (the robot says one short answer).')
     grounding_check: bool = param(True, 'Check the reply before it is spoken (not empty, not an echo of the prompt, '
-                                        'no repeated sentence, says something the memories hold); when it fails, '
-                                        'speak the closest retrieved memory instead and note why in the Action.')
+                                        'no repeated sentence, says something the memories hold, no confirmation '
+                                        'in answer to a question, no "I don\'t remember that." when a retrieved '
+                                        'memory speaks of what was asked about); when it fails, speak the closest '
+                                        'retrieved memory instead and note why in the Action.')
     recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
                                          '"recent:<segment>"), so what was said a moment ago can be recalled before '
                                          'the sleep-time memory pass has stored it (on a CPU it can lag minutes '

@@ -31,14 +31,15 @@ from ..topic import TopicData
 from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
-from .addressing import AddressGate
+from .addressing import AddressGate, wake_words
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .grounding import extractive_answer, is_quote_question, is_refusal, reply_problem, said_by
+from .grounding import (extractive_answer, is_quote_question, is_refusal, reply_problem, said_by,
+                        unfounded_refusal)
 from .latent import LatentHeads, fused_query, heads_embedder
-from .people import people_answer, people_window
+from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
@@ -559,11 +560,17 @@ class ReflexEngine:
                     memories += self.recent_candidates(seg.utterance, out.text_embedding, window)
             response, source = '', ''
             rc = self.cfgs.response
-            stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=(
-                lambda text: reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap))
-                if rc.grounding_check else None)
+            names = wake_words(self.cfgs.latent.wake_words)
+
+            def check(text: str) -> str:
+                # a claim must come from the memories, and a refusal must not be said over one that speaks of it
+                return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap) or \
+                    unfounded_refusal(text, seg.utterance, memories, names)
+
+            stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=check if rc.grounding_check else None)
             if speak and not seg.proactive:
-                response = self.people_reply(seg) or greeting(seg.utterance)
+                response = self.people_reply(seg) or greeting(seg.utterance) or \
+                    who_am_i(seg.utterance, seg.speaker, P.face_names(memories))
                 source = 'template' if response else ''
             if speak and not response and self.cfgs.response.quote_questions and search \
                     and is_quote_question(seg.utterance):
@@ -581,7 +588,7 @@ class ReflexEngine:
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
-                    problem = reply_problem(response, seg.utterance, memories, self.cfgs.response.grounding_min_overlap)
+                    problem = check(response)
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed) \
                         if problem and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there

@@ -6,6 +6,8 @@ Small backbones (the 135M default on a CPU) often copy their prompt, talk about 
 something the memories do not hold. :func:`reply_problem` names such a reply; the engine then speaks
 :func:`extractive_answer` instead: the retrieved memory closest to the question, quoted, with face ids replaced by the
 names the profiles know. The Action says which one was spoken (backend note ``extractive: <problem>``).
+The same holds the other way (:func:`unfounded_refusal`): "I don't remember that." is not said while a retrieved
+memory speaks of the thing asked about.
 """
 
 from __future__ import annotations
@@ -115,6 +117,25 @@ _ACK_WORDS = frozenset('''okay sure alright right noted got thanks thank nice me
 remind keep mind note later'''.split())
 
 
+#: a clause that asks: it starts with a question word or with "do I", "is the", ... (speech recognition may drop the
+#: question mark; "can you ..." and "could you ..." are requests more often than questions)
+_ASKS = re.compile(r"(?:^|[,;:.!?]\s*)(?:what|where|when|who|whom|whose|which|why|how|(?:do|does|did|is|are|was|were|"
+                   r"have|has)\s+\w+)\b", re.I)
+
+
+#: words that open a sentence addressed to someone before what it says ("okay robot, ...", "excuse me, ...")
+_LEAD = frozenset('okay ok hey hi hello excuse me robot assistant tell please sorry so well um uh and quick question'
+                  .split())
+
+
+def asks(text: str) -> bool:
+    """Whether ``text`` asks a question (a question mark, or a clause that opens like one, lead-in words aside)."""
+    words = _WORD.findall(text.lower())
+    while words and words[0] in _LEAD:
+        words.pop(0)
+    return text.rstrip().endswith('?') or bool(_ASKS.search(text.strip())) or bool(_ASKS.match(' '.join(words)))
+
+
 def is_refusal(reply: str) -> bool:
     """Whether ``reply`` says the robot does not know or remember."""
     return bool(_REFUSAL.match(reply.strip()))
@@ -142,7 +163,10 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     if q and q in ' '.join(words):
         return 'reply repeats the question'
     added = content_words(text) - content_words(question)
-    if is_refusal(text) or (len(sentences) == 1 and added and added <= _ACK_WORDS):
+    if len(sentences) == 1 and added and added <= _ACK_WORDS and not is_refusal(text):
+        # "Okay, I will remember that." claims nothing, but it does not answer a question either
+        return 'a confirmation is no answer to a question' if asks(question) else ''
+    if is_refusal(text):
         return ''
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
@@ -152,6 +176,36 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
             return 'reply adds nothing to the question'
         if len(new & known) < min_overlap * len(new):
             return f'reply not grounded in the retrieved memories ({len(new & known)}/{len(new)} new words)'
+    return ''
+
+
+#: words of asking, not of what is asked about: a memory that holds one of these is no sign it holds the answer
+_ASKING = frozenset('''know knew idea remind remember think wonder tell news anything something thing things happened
+please hey okay excuse sorry quick question like'''.split())
+
+
+def _stem(word: str) -> str:
+    return word.split("'")[0][:5]
+
+
+def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+    """Why a refusal should not be spoken: a retrieved memory mentions what the question asks about ('' otherwise).
+
+    The mirror of the grounding check: a claim must come from the memories, and "I don't remember that." must not
+    be said over a memory that speaks of the laptop asked about. What the question asks about is its content words
+    other than the people's names (the profiles'), the robot's names (``ignore``) and words of asking.
+    """
+    if not is_refusal(reply):
+        return ''
+    people = {n.lower() for n in face_names(memories).values()}
+    skip = {w.lower() for w in ignore} | people | _ASKING
+    topic = {_stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
+    for m in memories:
+        if m.ref.startswith('profile:'):
+            continue
+        found = topic.keys() & {_stem(w) for w in content_words(evidence(_SPAN.sub('', m.text)))}
+        if found:
+            return f'refused, but a memory mentions {", ".join(sorted(topic[f] for f in found))}'
     return ''
 
 

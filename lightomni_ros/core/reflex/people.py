@@ -77,4 +77,20 @@ def people_answer(people: Sequence[PersonSeen], start: float, end: float, phrase
     return f'{phrase[0].upper()}{phrase[1:]} I saw {listed}.'
 
 
-__all__ = ['PersonSeen', 'speaking_face', 'people_window', 'people_answer']
+#: "who am I?", "do you know who I am?", "what is my name?"
+_WHO_AM_I = re.compile(r"\b(?:who am i|who i am|what(?:'s| is) my name|do you know my name)\b", re.I)
+
+
+def who_am_i(question: str, speaker: str, names: dict[str, str]) -> str:
+    """The answer to "who am I?" from the profile of the face that asked ('' for any other question).
+
+    Who is asking is what perception saw, and the profile says the name: no model call, and no quote of someone
+    else's introduction. A speaker memory has no name for gets "I don't know your name yet."
+    """
+    if not _WHO_AM_I.search(question or ''):
+        return ''
+    name = names.get(speaker, '')
+    return f'You are {name}.' if name else "I don't know your name yet."
+
+
+__all__ = ['PersonSeen', 'speaking_face', 'people_window', 'people_answer', 'who_am_i']
