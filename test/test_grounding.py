@@ -135,3 +135,14 @@ def test_a_confirmation_does_not_answer_a_question() -> None:
     assert reply_problem('Thanks, I will keep that in mind.', 'okay robot do i have any allergies', mems)
     assert reply_problem('Okay.', 'hey assistant, where on earth is my laptop', mems)
     assert reply_problem('Okay, I will remind you.', 'Robot, remind me to call Mom when I get home.', mems) == ''
+
+
+def test_what_someone_only_asked_grounds_nothing() -> None:
+    mems = [MemoryItem('episodic:1', 'saw Ana; hall; heard "Who did I talk to in the last hour?"; answered "Bob."'),
+            MemoryItem('semantic:2', 'someone typed: Where is my laptop?'),
+            MemoryItem('semantic:3', 'The team meeting moved to Thursday.')]
+    assert holds_only_a_question('<face_1> said: Where is my laptop?') and holds_only_a_question(mems[1].text)
+    assert not holds_only_a_question('<face_1> said: My laptop is in the basket.')
+    assert 'not grounded' in reply_problem('The team meeting is in the last hour.', 'When is the team meeting?', mems)
+    assert reply_problem('The team meeting is on Thursday.', 'When is the team meeting?', mems) == ''
+    assert unfounded_refusal("I don't remember that.", 'Robot, where is my laptop?', mems, ['robot']) == ''

@@ -68,6 +68,7 @@ def evidence(text: str) -> str:
 
 
 _HEARD = re.compile(r'heard "([^"]*)"')
+_SAID = re.compile(r'^[^:"]{1,80}? (?:said|typed): (.*)$', re.S)
 
 
 def holds_only_a_question(text: str) -> bool:
@@ -77,6 +78,9 @@ def holds_only_a_question(text: str) -> bool:
     memory to "where is my laptop?" is often the last time someone asked it).
     """
     heard = _HEARD.findall(text)
+    if not heard:       # a transcript stored as a fact: "<face_1> said: ...", "someone typed: ..."
+        said = _SAID.match(_SPAN.sub('', text.strip()))
+        heard = [said.group(1)] if said else []
     return bool(heard) and all(h.strip().endswith('?') for h in heard)
 
 
@@ -170,7 +174,10 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
         return ''
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
-        known = set().union(*(content_words(evidence(m.text)) for m in memories))
+        # what someone only asked is no evidence of an answer ("... in the last hour?" does not ground "in the last
+        # hour" as the time of a meeting)
+        known = set().union(*(content_words(evidence(m.text)) for m in memories
+                              if not holds_only_a_question(evidence(_SPAN.sub('', m.text)))))
         new = content_words(text) - content_words(question)
         if not new:
             return 'reply adds nothing to the question'
@@ -201,9 +208,10 @@ def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem],
     skip = {w.lower() for w in ignore} | people | _ASKING
     topic = {_stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
     for m in memories:
-        if m.ref.startswith('profile:'):
+        said = evidence(_SPAN.sub('', m.text))
+        if m.ref.startswith('profile:') or holds_only_a_question(said):
             continue
-        found = topic.keys() & {_stem(w) for w in content_words(evidence(_SPAN.sub('', m.text)))}
+        found = topic.keys() & {_stem(w) for w in content_words(said)}
         if found:
             return f'refused, but a memory mentions {", ".join(sorted(topic[f] for f in found))}'
     return ''
