@@ -100,8 +100,10 @@ _IDS = re.compile(r'<(?:face|voice)_\d+>')
 
 
 def _supported(word: str, heard: set[str]) -> bool:
-    """Whether a fact's word was heard: as said, as a form of it ("works" / "work", "celebration" / "celebrate"), or
-    as part of a compound ("bird" / "birdwatching")."""
+    """Whether a fact's word was heard: as said, as another form of it, or as part of a compound.
+
+    "works" / "work", "celebration" / "celebrate", "bird" / "birdwatching".
+    """
     return any(word[:5] == h[:5] or (len(word) >= 4 and word in h) or (len(h) >= 4 and h in word) for h in heard)
 
 
