@@ -560,12 +560,12 @@ class ReflexEngine:
                     memories += self.recent_candidates(seg.utterance, out.text_embedding, window)
             response, source = '', ''
             rc = self.cfgs.response
-            names = wake_words(self.cfgs.latent.wake_words)
+            robot_names = wake_words(self.cfgs.latent.wake_words)
 
             def check(text: str) -> str:
                 # a claim must come from the memories, and a refusal must not be said over one that speaks of it
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap) or \
-                    unfounded_refusal(text, seg.utterance, memories, names)
+                    unfounded_refusal(text, seg.utterance, memories, robot_names)
 
             stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=check if rc.grounding_check else None)
             if speak and not seg.proactive:

@@ -67,6 +67,11 @@ def evidence(text: str) -> str:
     return _ANSWERED.sub('', text).replace(UNSEEN_SPEAKER, UNSEEN_SPEAKER.split(' (')[0]).strip()
 
 
+def said_in(memory: MemoryItem) -> str:
+    """What a memory holds as evidence: no time-span prefix, no earlier answer, no source hint."""
+    return evidence(_SPAN.sub('', memory.text))
+
+
 _HEARD = re.compile(r'heard "([^"]*)"')
 _SAID = re.compile(r'^[^:"]{1,80}? (?:said|typed): (.*)$', re.S)
 
@@ -177,7 +182,7 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
         # what someone only asked is no evidence of an answer ("... in the last hour?" does not ground "in the last
         # hour" as the time of a meeting)
         known = set().union(*(content_words(evidence(m.text)) for m in memories
-                              if not holds_only_a_question(evidence(_SPAN.sub('', m.text)))))
+                              if not holds_only_a_question(said_in(m))))
         new = content_words(text) - content_words(question)
         if not new:
             return 'reply adds nothing to the question'
@@ -191,7 +196,8 @@ _ASKING = frozenset('''know knew idea remind remember think wonder tell news any
 please hey okay excuse sorry quick question like'''.split())
 
 
-def _stem(word: str) -> str:
+def stem(word: str) -> str:
+    """A word's first five letters, without a possessive: "works" and "work", "celebration" and "celebrate" agree."""
     return word.split("'")[0][:5]
 
 
@@ -206,12 +212,12 @@ def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem],
         return ''
     people = {n.lower() for n in face_names(memories).values()}
     skip = {w.lower() for w in ignore} | people | _ASKING
-    topic = {_stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
+    topic = {stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
     for m in memories:
-        said = evidence(_SPAN.sub('', m.text))
+        said = said_in(m)
         if m.ref.startswith('profile:') or holds_only_a_question(said):
             continue
-        found = topic.keys() & {_stem(w) for w in content_words(said)}
+        found = topic.keys() & {stem(w) for w in content_words(said)}
         if found:
             return f'refused, but a memory mentions {", ".join(sorted(topic[f] for f in found))}'
     return ''
@@ -232,7 +238,7 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       margin: float = 0.05) -> str:
     """Quote the memories closest to ``question`` (a second one only when it is nearly as close)."""
     asks_what_was_said = is_quote_question(question)     # then a question someone asked is the answer
-    quotable = [(m, evidence(_SPAN.sub('', m.text))) for m in memories if not m.ref.startswith('profile:')]
+    quotable = [(m, said_in(m)) for m in memories if not m.ref.startswith('profile:')]
     facts = [m for m, said in quotable if said and (asks_what_was_said or not holds_only_a_question(said))]
     facts = facts or list(memories)
     if not facts:

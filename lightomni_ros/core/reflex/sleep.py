@@ -21,7 +21,7 @@ from typing import Any
 from ..text import introduced_name
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .grounding import content_words
+from .grounding import content_words, stem
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -104,7 +104,7 @@ def _supported(word: str, heard: set[str]) -> bool:
 
     "works" / "work", "celebration" / "celebrate", "bird" / "birdwatching".
     """
-    return any(word[:5] == h[:5] or (len(word) >= 4 and word in h) or (len(h) >= 4 and h in word) for h in heard)
+    return any(stem(word) == stem(h) or (len(word) >= 4 and word in h) or (len(h) >= 4 and h in word) for h in heard)
 
 
 def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | None = None) -> tuple[list, list]:
