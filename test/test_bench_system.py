@@ -26,6 +26,11 @@ def test_bench_system_quick_writes_keys_and_plots(tmp_path):
     assert set(fig['answer_latency_ms']) == {'1min', '2h', '6mo'}
     assert set(fig['memory_pass_s']) == {'single', 'batched'} and all(v > 0 for v in fig['memory_pass_s'].values())
     assert all(v > 0 for v in fig['answer_latency_ms'].values())
+    # latency per Action.response_source: each warm question counted once, under the source its Action names
+    by_src = fig['answer_latency_by_source_ms']
+    assert set(by_src) == {'1min', '2h', '6mo'}
+    for horizon in by_src.values():
+        assert sum(v['n'] for v in horizon.values()) >= 1 and all(v['p50'] > 0 for v in horizon.values())
     # the memory really grew with the horizon (S_g and store), and the summary table was printed
     mem = fig['memory']
     assert mem['1min']['entries'] < mem['2h']['entries'] < mem['6mo']['entries']

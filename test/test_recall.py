@@ -107,3 +107,15 @@ def test_a_refusal_is_not_the_summary_of_a_window_with_events(agent, monkeypatch
     act = agent.ask('What happened this morning?', at=DAY + 17 * 3600 + 120)
     assert act.response_source == 'extractive' and 'printer' in act.response.lower(), act.response
     assert any('a refusal, with events remembered' in n for n in act.notes), act.notes
+
+
+def test_a_summary_reads_more_episodes_than_a_question(agent, monkeypatch) -> None:
+    """A summary reads the window's episodes spread over it (3 x response.summary_events), not the 4 closest."""
+    asked = []
+    query = agent.engine.memory.query
+    monkeypatch.setattr(agent.engine.memory, 'query', lambda q: asked.append(q) or query(q))
+    agent.ask('What happened this morning?', at=DAY + 17 * 3600 + 180)
+    agent.ask('Where is the new printer?', at=DAY + 17 * 3600 + 240)
+    summary, question = [q for q in asked if q.k_episodic]
+    assert summary.chronological and summary.k_episodic == 3 * agent.engine.cfgs.response.summary_events
+    assert not question.chronological and question.k_episodic == 4

@@ -99,8 +99,8 @@ def test_caches_serve_later_passes(engine):
     assert engine.prefixes.hits == hits, 'a new global-state version must not reuse the old prefix'
 
 
-def test_only_typed_text_overrides_the_action_head(engine):
-    """Spoken questions are the head's alone (radio, TV and people ask questions too); typed text is addressed."""
+def test_typed_text_and_a_call_by_name_override_the_action_head(engine):
+    """Spoken questions are the head's (radio, TV and people ask questions too) unless they call the robot by name."""
     spoken = SegmentInput(segment_id=13, start=100.0, end=104.0, transcript='Where were you on the night of the fire?')
     d = engine.decide(spoken, 1.01, 1.01, 12, 4)           # thresholds no probability reaches
     assert not d.speak and not d.search and not d.response
@@ -108,6 +108,18 @@ def test_only_typed_text_overrides_the_action_head(engine):
                          face_ids=['<face_1>'])
     d = engine.decide(typed, 1.01, 1.01, 12, 4)
     assert d.speak and d.search and 'speech by typed-text rule' in d.notes
+    called = SegmentInput(segment_id=15, start=110.0, end=114.0, transcript='row bot, where is the umbrella?',
+                          face_ids=['<face_1>'])
+    d = engine.decide(called, 1.01, 1.01, 12, 4)
+    assert d.speak and d.search and 'speech by wake-word rule' in d.notes
+    about = SegmentInput(segment_id=16, start=120.0, end=124.0, transcript='Did the robot see the umbrella?',
+                         face_ids=['<face_1>', '<face_2>'])
+    assert not engine.decide(about, 1.01, 1.01, 12, 4).speak, 'speaking of the robot is not calling it'
+    engine.cfgs.latent.answer_when_called = False
+    try:
+        assert not engine.decide(called, 1.01, 1.01, 12, 4).speak
+    finally:
+        engine.cfgs.latent.answer_when_called = True
 
 
 def test_speech_that_does_not_name_the_robot_is_not_answered_unless_it_follows_a_reply(engine):
@@ -154,7 +166,7 @@ def test_someone_who_introduces_themself_is_greeted_by_name(engine):
 
 
 def test_wake_words_are_whole_words_in_any_case():
-    from lightomni_ros.core.reflex.addressing import names_robot, wake_words
+    from lightomni_ros.core.reflex.addressing import calls_robot, names_robot, wake_words
 
     words = wake_words(' Robot, ,assistant ')
     assert words == ('robot', 'assistant')
@@ -163,6 +175,11 @@ def test_wake_words_are_whole_words_in_any_case():
     # speech recognition splits and bends the name; a near miss of another word is not the name
     assert names_robot('row bot quick question', words) and names_robot('robo, hi', words)
     assert not names_robot('Robert, come here', words) and not names_robot('the rabbit ran', words)
+    # called, not spoken about: no article or possessive before the name
+    assert calls_robot('Robot, where are my keys?', words) and calls_robot('can you help me, assistant', words)
+    assert calls_robot('hey row bot what time is it', words)
+    assert not calls_robot('I told the robot yesterday', words) and not calls_robot("my assistant's battery", words)
+    assert not calls_robot("the robot's arm is stuck", words) and not calls_robot('robotics class', words)
 
 
 def test_memory_pass_asks_memory_for_the_names_in_view(engine):
@@ -364,12 +381,19 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
 
 
 def test_a_reply_that_fails_the_grounding_check_is_never_said(engine, monkeypatch):
-    """With no memory to quote instead, a reply that copies the prompt's segment header is dropped, not spoken."""
+    """With no memory to quote instead, a reply that copies the prompt's segment header is never spoken.
+
+    Asked a question, the robot says it does not know; told something, it stays quiet.
+    """
     from lightomni_ros.core.reflex import engine as engine_mod
 
     monkeypatch.setattr(engine, 'respond', lambda *a, **k: ('[02:00, 2 s]', None))
     monkeypatch.setattr(engine_mod, 'extractive_answer', lambda *a, **k: '')
     d = engine.decide(SegmentInput(segment_id=30, start=300.0, end=302.0, typed_text='Robot, what time is it?'),
+                      0.5, 0.5, 12, 4)
+    assert d.response == "I don't know." and d.response_source == 'template', d
+    assert 'reply refused, no memory answers: reply echoes the prompt' in d.notes, d
+    d = engine.decide(SegmentInput(segment_id=31, start=303.0, end=305.0, typed_text='Robot, the bus leaves at ten.'),
                       0.5, 0.5, 12, 4)
     assert d.response == '' and 'reply refused: reply echoes the prompt' in d.notes, d
 

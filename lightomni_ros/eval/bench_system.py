@@ -236,7 +236,7 @@ def _horizon(agent: Any, name: str, segments: int, entries: int, questions: list
     report.figure(f'memory.{name}', {'segments': segments, 'sg_nodes': nodes, 'sg_tokens': v.script_tokens,
                                      'entries': stored, 'fill_s': round(took, 1)}, '',
                   f'S_g {nodes} nodes, {v.script_tokens} tokens')
-    ms, stages = [], []
+    ms, stages, sources = [], [], []
     for chunks in questions:
         took_ms, act = _ask_spoken(agent, chunks)
         if act is None:
@@ -244,6 +244,7 @@ def _horizon(agent: Any, name: str, segments: int, entries: int, questions: list
             continue
         ms.append(took_ms)
         stages.append(act.latency_ms)
+        sources.append(act.response_source or ('silent' if not act.response else 'unknown'))
     if not ms:
         raise RuntimeError(f'{name}: no question was answered')
     warm = float(np.median(ms[1:])) if len(ms) > 1 else float(ms[0])
@@ -251,7 +252,18 @@ def _horizon(agent: Any, name: str, segments: int, entries: int, questions: list
              for k in ('asr', 'reflex', 'retrieval', 'generation')}
     report.figure(f'answer_latency_ms.{name}', round(warm, 1), 'ms', f'warm p50 of {len(ms) - 1}; cold {ms[0]:.0f} ms')
     report.figure(f'answer_stages_ms.{name}', split, 'ms', 'warm p50 per stage')
+    report.figure(f'answer_latency_by_source_ms.{name}', by_source(ms[1:] or ms, sources[1:] or sources), 'ms',
+                  'warm p50 and count per Action.response_source (silent: no reply)')
     return {'warm': warm, 'cold': float(ms[0])}
+
+
+def by_source(ms: list[float], sources: list[str]) -> dict[str, dict[str, float]]:
+    """Latency p50 and count per response source (a template is fast, a generated reply is not: one p50 hides it)."""
+    out: dict[str, dict[str, float]] = {}
+    for src in sorted(set(sources)):
+        got = [m for m, s in zip(ms, sources) if s == src]
+        out[src] = {'p50': round(float(np.median(got)), 1), 'n': len(got)}
+    return out
 
 
 def _segments(start: float, n: int, first_id: int, seed: int) -> list[Any]:

@@ -4,11 +4,11 @@
 
 Each held-out stream is replayed through the offline facade (:class:`~lightomni_ros.core.agent.LightOmni`, no
 perception, zero time scale) with the weights in ``models_dir``: every segment goes through
-:meth:`ReflexEngine.decide` as the node runs it (reflex pass, heads and thresholds and the typed-text rule, retrieval
-from the real store, response, grounding check), then the sleep-time memory pass writes its Topic into the real
-consolidation core (SQLite + FAISS, S_g, profiles, names), so every later question is answered from what the memory
-adapter wrote, retrieved by the fused query. ASR-noisy copies of the addressed segments are decided too (decisions
-only: they are not stored). Printed, and written with ``--json PATH``:
+:meth:`ReflexEngine.decide` as the node runs it (reflex pass, heads and thresholds, the typed-text and wake-word
+rules, retrieval from the real store, response, grounding check), then the sleep-time memory pass writes its Topic
+into the real consolidation core (SQLite + FAISS, S_g, profiles, names), so every later question is answered from
+what the memory adapter wrote, retrieved by the fused query. ASR-noisy copies of the addressed segments are decided
+too (decisions only: they are not stored). Printed, and written with ``--json PATH``:
 
 - ``memory_pass``: ``valid_json`` (memory passes whose reply parsed into a Topic), ``fact_recall`` and
   ``fact_precision`` (stored facts and remembered items against the generator's gold facts, by normalised keyword
@@ -16,7 +16,8 @@ only: they are not stored). Printed, and written with ``--json PATH``:
   nobody's fact) and ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
-  that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories),
+  that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
+  written or as the robot says them; a quote's opening "From memory:" is a frame, not a claim),
   ``prompt_echoes`` (spoken replies that copy the prompt), and where the replies came from;
 - ``decisions``: ``speech_f1`` (the node's speak decision against the labels) and ``false_speech`` (how often it spoke
   over a radio or TV and over people talking to each other), per source;
@@ -106,7 +107,8 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
 
 def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     """accuracy, refusal, grounded, prompt_echoes and reply sources over the questions to the robot."""
-    from ..core.reflex.grounding import _PROMPT_ECHO, content_words, is_refusal
+    from ..core.reflex.answering import QUOTE
+    from ..core.reflex.grounding import _PROMPT_ECHO, content_words, is_refusal, speakable
 
     qs = [r for r in runs if r.record.get('answer') and not r.record.get('noise')]
     answerable = [r for r in qs if r.record['answer']['answerable']]
@@ -117,8 +119,11 @@ def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     claims = [r for r in qs if r.response and not is_refusal(r.response)]
     grounded = 0
     for r in claims:
-        known = content_words(r.record['query']).union(*(content_words(m) for m in r.memories))
-        grounded += content_words(r.response) <= known
+        # a memory counts as written and as the robot says it (a face id as "a person", an episode as "I saw ...");
+        # the quote's opening words are a frame, not a claim
+        said = [content_words(m) | content_words(speakable(m, {})) for m in r.memories]
+        known = content_words(r.record['query']).union(*said)
+        grounded += content_words(r.response.removeprefix(QUOTE)) <= known
     spoken = [r for r in runs if r.speak and r.response]
     echoes = sum(any(p in r.response.lower() for p in _PROMPT_ECHO) for r in spoken)
     by_source: dict[str, dict[str, int]] = {}
@@ -158,8 +163,10 @@ def decision_metrics(runs: Sequence[SegmentRun], threshold: float | None = None)
         if not r.speak:
             k = f'{r.record["kind"]}/{r.record.get("noise") or "clean"}'
             out['missed_by_kind'][k] = out['missed_by_kind'].get(k, 0) + 1
-    out['rule_overrides'] = sum(any('typed-text rule' in n for n in r.notes) for r in runs)
-    # what the action head alone would decide (the typed-text rule is the only rule left; this measures it)
+    # where a rule overrode the head (typed text, the robot called by name), and what the head alone would decide
+    out['rule_overrides_by'] = {rule: sum(any(f'speech by {rule} rule' in n for n in r.notes) for r in runs)
+                                for rule in ('typed-text', 'wake-word')}
+    out['rule_overrides'] = sum(out['rule_overrides_by'].values())
     out['heads_only_speech_f1'] = prf([r.p_speech >= threshold for r in runs],
                                       [bool(r.record['speech']) for r in runs])['f1']
     out['segments'] = len(runs)
@@ -177,6 +184,7 @@ class WindowRun:
     spans: list[tuple[float, float]]  # spans of the entries QueryMemory returned for it
     reply: str
     events: list[list[str]]           # gold facts of the window: keyword lists (one event each)
+    source: str = ''                  # the Action's response_source
 
 
 def time_range_metrics(windows: Sequence[WindowRun]) -> dict[str, Any]:
@@ -308,7 +316,8 @@ def ask_windows(agent: Any, rec_mem: RecordingMemory, records: Sequence[dict[str
         events = [[f['keywords'] for f in r.get('facts') or [] if f.get('keywords')] for r in records
                   if r['end'] >= start and r['start'] <= end]
         out.append(WindowRun(question=text, start=start, end=end, found=any(n.startswith('window:') for n in act.notes),
-                             spans=spans, reply=act.response, events=[e for e in events if e]))
+                             spans=spans, reply=act.response, events=[e for e in events if e],
+                             source=act.response_source))
         agent.advance(at + 4.0)
     return out
 
@@ -349,6 +358,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, stre
                   'seconds': round(time.time() - t0, 1), 'adapters': engine.adapters.describe(),
                   'heads': engine.heads.source, 'backbone': engine.backbone.describe().get('name')}
     res['_runs'] = runs
+    res['_windows'] = windows
     return res
 
 
@@ -372,7 +382,7 @@ def print_report(res: dict[str, Any]) -> None:
           f'{json.dumps(a["by_source"])}')
     print(f'  speech precision {d["precision"]:.3f} recall {d["recall"]:.3f}; false speech on devices '
           f'{d["false_speech_device"]:.3f}, on people talking {d["false_speech_person"]:.3f}, '
-          f'on silence {d["false_speech_none"]:.3f}; typed-text rule overrode the head {d["rule_overrides"]} times '
+          f'on silence {d["false_speech_none"]:.3f}; rules overrode the head {json.dumps(d["rule_overrides_by"])} '
           f'(the head alone: speech F1 {d["heads_only_speech_f1"]:.3f})')
     wrong = {k: v for k, v in a['by_kind'].items() if v['ok'] < v['n']}
     if wrong:
@@ -406,7 +416,7 @@ def run(args: argparse.Namespace) -> int:
     data = args.data or ensure_splits(default_data_dir(), *default_synth_configs())['heldout']
     res = evaluate(data, args.models_dir or str(default_models_dir()), args.streams, args.threads, pack=args.pack,
                    skip=args.skip_streams)
-    runs = res.pop('_runs')
+    runs, windows = res.pop('_runs'), res.pop('_windows')
     print_report(res)
     if args.records:
         pathlib.Path(args.records).write_text(''.join(json.dumps({
@@ -416,7 +426,10 @@ def run(args: argparse.Namespace) -> int:
             'response_source': r.source, 'gold_response': r.record.get('response', ''),
             'topic': None if r.topic is None else {'semantic': r.topic.semantic, 'remembered': r.topic.remembered,
                                                    'visual': r.topic.visual, 'producer': r.topic.producer},
-            'gold_topic': r.record.get('topic'), 'notes': r.notes}) + '\n' for r in runs))
+            'gold_topic': r.record.get('topic'), 'notes': r.notes,
+            'memories': r.memories}) + '\n' for r in runs) + ''.join(json.dumps({
+                'kind': 'window_question', 'text': w.question, 'response': w.reply, 'response_source': w.source,
+                'gold_events': w.events, 'window_read': w.found}) + '\n' for w in windows))
         print(f'  records: {args.records}')
     if args.json_path:
         pathlib.Path(args.json_path).write_text(json.dumps(res, indent=1, default=float) + '\n')

@@ -12,8 +12,13 @@ close mishearing) or when the person the robot last answered speaks again within
 segment (the same face or voice: a radio, an unseen speaker or "someone" never continues a conversation, and one
 reply does not open the floor to everybody in the room); a segment in which
 nobody spoke addresses nobody (a spoken answer there would also open a follow-up window for whatever is said next).
-The gate only ever keeps the robot quiet: it never makes it speak, and typed text (the robot's own channel) and
-proactive speech (reminders, flagged as such) pass untouched.
+The gate only ever keeps the robot quiet; typed text (the robot's own channel) and proactive speech (reminders,
+flagged as such) pass untouched.
+
+The other way round, :meth:`AddressGate.called` says when words call the robot by name as one calls a person
+("Robot, where ...", "hey assistant ...", "... can you help, robot?"): a name without an article or possessive
+before it ("the robot", "my assistant's" speak about it). The reflex answers those whatever the head says
+(``latent.answer_when_called``): the head never saw the deployment's names, and misses some of them.
 """
 
 from __future__ import annotations
@@ -54,6 +59,23 @@ def names_robot(text: str, words: tuple[str, ...]) -> bool:
                for n in names for h in heard)
 
 
+#: words that make a name a thing spoken about, not someone spoken to: "the robot", "my assistant"
+_ABOUT = frozenset('the a an this that these those my your our his her their its whose which every any no'.split())
+
+
+def calls_robot(text: str, words: tuple[str, ...]) -> bool:
+    """Whether ``text`` calls the robot by one of ``words`` (or a close mishearing): a name no article precedes."""
+    tokens = re.sub(r"[^\w']+", ' ', (text or '').lower()).split()
+    for i, tok in enumerate(tokens):
+        if tok.endswith("'s") or (i and tokens[i - 1] in _ABOUT):
+            continue
+        pair = tok + tokens[i + 1] if i + 1 < len(tokens) else ''      # "row bot"
+        if names_robot(tok, words) or (pair and len(tok) < 5 and names_robot(pair, words)
+                                       and not names_robot(tokens[i + 1], words)):
+            return True
+    return False
+
+
 @dataclass
 class AddressGate:
     """Remembers whom the robot last answered, and says whether a segment may be answered.
@@ -81,6 +103,11 @@ class AddressGate:
         return f'quiet: not addressed (names none of {", ".join(words)}, and is no follow-up of the last ' \
                f'person answered within {self.cfg.follow_up_s:g} s)'
 
+    def called(self, seg: SegmentInput) -> bool:
+        """Whether the segment's speech calls the robot by one of its names (module docstring)."""
+        words = wake_words(self.cfg.wake_words)
+        return bool(words) and calls_robot(seg.transcript, words)
+
     def replied(self, seg: SegmentInput) -> None:
         """The robot answered ``seg`` aloud: its speaker may follow up without naming the robot."""
         self.last_reply_end = max(self.last_reply_end, seg.end)
@@ -88,4 +115,4 @@ class AddressGate:
         self.last_addressee = who if who not in (UNSEEN_SPEAKER, SOMEONE) else ''
 
 
-__all__ = ['AddressGate', 'wake_words', 'names_robot']
+__all__ = ['AddressGate', 'calls_robot', 'names_robot', 'wake_words']

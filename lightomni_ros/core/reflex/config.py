@@ -76,8 +76,14 @@ class LatentConfig:
                                                 'head would answer are answered only when they name one of them '
                                                 '(whole words, any case, or a close mishearing) or come from the '
                                                 'person the robot last answered within latent.follow_up_s; a '
-                                                'segment in which nobody spoke or typed is not answered; the gate '
-                                                'never makes the robot speak. Empty: the action head alone decides.')
+                                                'segment in which nobody spoke or typed is not answered (the gate '
+                                                'itself never makes the robot speak; latent.answer_when_called '
+                                                'does). Empty: the action head alone decides.')
+    answer_when_called: bool = param(True, 'Speak and search whenever speech calls the robot by one of '
+                                           'latent.wake_words (a name with no article or possessive before it: '
+                                           '"Robot, where ...", not "the robot is ..."), whatever the action head '
+                                           'says: the head never saw a deployment\'s names. The Action notes when '
+                                           'the rule overrode the head.')
     follow_up_s: float = param(15.0, 'Seconds after the end of a segment the robot answered aloud in which the same '
                                      'person (face or voice; never an unseen speaker) may go on without naming '
                                      'the robot (a follow-up question).', min=0.0)
@@ -137,10 +143,12 @@ class ResponseConfig:
                                  'is trained with this many.', min=0)
     stop_at_newline: bool = param(True, 'End the reply at its first line break (the robot says one short answer).')
     grounding_check: bool = param(True, 'Check the reply before it is spoken (not empty, not an echo of the prompt, '
-                                        'no repeated sentence, says something the memories hold, no confirmation '
-                                        'in answer to a question, no "I don\'t remember that." when a retrieved '
-                                        'memory speaks of what was asked about); when it fails, speak the closest '
-                                        'retrieved memory instead and note why in the Action.')
+                                        'no repeated sentence, says something the memories hold (those of the '
+                                        'person asked about, when the question names one), no confirmation in answer '
+                                        'to a question, no "I don\'t remember that." when a retrieved memory '
+                                        'answers); when it fails, quote the closest retrieved memory that answers '
+                                        'the question, or say "I don\'t know." when none does, and note why in the '
+                                        'Action.')
     recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
                                          '"recent:<segment>"), so what was said a moment ago can be recalled before '
                                          'the sleep-time memory pass has stored it (on a CPU it can lag minutes '
@@ -158,6 +166,10 @@ class ResponseConfig:
     quote_questions: bool = param(False, 'Answer a question about what was said ("what did Ana say about ...") by '
                                          'quoting the retrieved memory closest to it, without generating (off: the '
                                          'generation adapter answers these too).')
+    summary_events: int = param(8, 'Events a summary of a time window ("what happened this morning?") names at '
+                                   'most, in time order: the main ones first (something said, then questions, then '
+                                   'what was only seen), chosen from up to three times as many episodic entries '
+                                   'of the window spread over it.', min=1)
 
 
 @dataclass

@@ -36,8 +36,8 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .grounding import (extractive_answer, is_quote_question, is_refusal, reply_problem, said_by,
-                        unfounded_refusal)
+from .answering import DONT_KNOW, extractive_answer, misattributed, unfounded_refusal
+from .grounding import asks, is_quote_question, is_refusal, reply_problem, said_by
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
@@ -531,6 +531,11 @@ class ReflexEngine:
                 if not speak:   # the rule overrides the action head: say so in the Action
                     notes.append('speech by typed-text rule')
                 speak = search = True
+            elif self.cfgs.latent.answer_when_called and self.address.called(seg):
+                # called by name ("Robot, ..."): answered whatever the head says, which never saw the names
+                if not speak:
+                    notes.append('speech by wake-word rule')
+                speak = search = True
             elif speak:
                 # the head cannot know the robot's names or whether it is mid-conversation: speech that neither
                 # names it nor follows its reply is not answered (and only searched when the search head says so)
@@ -548,7 +553,9 @@ class ReflexEngine:
                 got = self.memory.query(MemoryQuery(
                     # profiles only when not searching: k=0 means "the default k" to the service
                     vector=out.query if search else np.zeros(0, np.float32), text=seg.utterance if search else '',
-                    k_semantic=k_semantic if search else 0, k_episodic=k_episodic if search else 0,
+                    k_semantic=k_semantic if search else 0,
+                    # a summary reads the window's episodes spread over it, not the few closest to the question
+                    k_episodic=(3 * self.cfgs.response.summary_events if summary else k_episodic) if search else 0,
                     face_ids=list(seg.face_ids), embedder=embedder_id(self.embedder) if search else '',
                     window_start=window.start if window else 0.0, window_end=window.end if window else 0.0,
                     chronological=summary))
@@ -563,8 +570,10 @@ class ReflexEngine:
             robot_names = wake_words(self.cfgs.latent.wake_words)
 
             def check(text: str) -> str:
-                # a claim must come from the memories, and a refusal must not be said over one that speaks of it
+                # a claim must come from the memories (of the person asked about, when the question names one), and
+                # a refusal must not be said over one that answers
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap) or \
+                    misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     unfounded_refusal(text, seg.utterance, memories, robot_names)
 
             stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=check if rc.grounding_check else None)
@@ -574,7 +583,8 @@ class ReflexEngine:
                 source = 'template' if response else ''
             if speak and not response and self.cfgs.response.quote_questions and search \
                     and is_quote_question(seg.utterance):
-                response = extractive_answer(seg.utterance, said_by(seg.utterance, memories), self.embedder.embed)
+                response = extractive_answer(seg.utterance, said_by(seg.utterance, memories), self.embedder.embed,
+                                             robot_names)
                 if response:
                     source = 'extractive'
                     notes.append('extractive: a question about what was said')
@@ -589,7 +599,7 @@ class ReflexEngine:
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = check(response)
-                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed) \
+                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
                         if problem and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
                         notes.append(f'reply cut to its first sentence: {problem}')
@@ -597,6 +607,9 @@ class ReflexEngine:
                     elif quote:
                         notes.append(f'extractive: {problem}')
                         response, source = quote, 'extractive'
+                    elif problem and asks(seg.utterance):   # asked, with no memory that answers: it says so
+                        notes.append(f'reply refused, no memory answers: {problem}')
+                        response, source = DONT_KNOW, 'template'
                     elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote
                         notes.append(f'reply refused: {problem}')
                         response = ''
@@ -618,7 +631,8 @@ class ReflexEngine:
     def _recall(self, seg: SegmentInput, memories: list[MemoryItem], window: TimeWindow, notes: list[str],
                 lat: dict[str, float]) -> tuple[str, str]:
         """A question about what happened in a window: answered from that window's events in time order."""
-        events = window_events(memories, self.sg_nodes, window.start, window.end, self.tz)
+        events = window_events(memories, self.sg_nodes, window.start, window.end, self.tz,
+                               self.cfgs.response.summary_events)
         t0 = time.perf_counter()
         profiles = [m for m in memories if m.ref.startswith('profile:')]
         response, _ = self.respond(seg, profiles, stop=self.preemption.halted,

@@ -3,19 +3,15 @@
 """The response check: a spoken reply must come from the retrieved memories, not from the prompt or thin air.
 
 Small backbones (the 135M default on a CPU) often copy their prompt, talk about "the user", repeat a sentence, or say
-something the memories do not hold. :func:`reply_problem` names such a reply; the engine then speaks
-:func:`extractive_answer` instead: the retrieved memory closest to the question, quoted, with face ids replaced by the
-names the profiles know. The Action says which one was spoken (backend note ``extractive: <problem>``).
-The same holds the other way (:func:`unfounded_refusal`): "I don't remember that." is not said while a retrieved
-memory speaks of the thing asked about.
+something the memories do not hold. :func:`reply_problem` names such a reply; the engine then speaks a quote of a
+memory that answers the question instead (:mod:`.answering`), with face ids replaced by the names the profiles know
+(:func:`speakable`). The Action says which one was spoken (backend note ``extractive: <problem>``).
 """
 
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
-
-import numpy as np
+from typing import Sequence
 
 from .prompts import face_names
 from .types import UNSEEN_SPEAKER, MemoryItem
@@ -89,12 +85,12 @@ def holds_only_a_question(text: str) -> bool:
     return bool(heard) and all(h.strip().endswith('?') for h in heard)
 
 
-def said_by(question: str, memories: Sequence[MemoryItem]) -> list[MemoryItem]:
+def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False) -> list[MemoryItem]:
     """The memories a quote question can be about (profiles are kept: they name the faces).
 
     Those of the person it names ("what did Joe say"), of an unseen speaker when it names a device ("the man on the
     radio"), of people without a known name when it describes someone ("the man in the video"); all of them when it
-    does none of these or nothing matches.
+    does none of these or nothing matches (``strict``: none of them then).
     """
     profiles = [m for m in memories if m.ref.startswith('profile:')]
     facts = [m for m in memories if not m.ref.startswith('profile:')]
@@ -110,7 +106,7 @@ def said_by(question: str, memories: Sequence[MemoryItem]) -> list[MemoryItem]:
         keep = [m for m in facts if any(f not in names for f in _FACE.findall(evidence(m.text)))]
     else:
         keep = []
-    return profiles + (keep or facts)
+    return profiles + (keep or ([] if strict else facts))
 
 
 def content_words(text: str) -> set[str]:
@@ -191,63 +187,26 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     return ''
 
 
-#: words of asking, not of what is asked about: a memory that holds one of these is no sign it holds the answer
-_ASKING = frozenset('''know knew idea remind remember think wonder tell news anything something thing things happened
-please hey okay excuse sorry quick question like'''.split())
-
-
 def stem(word: str) -> str:
-    """A word's first five letters, without a possessive: "works" and "work", "celebration" and "celebrate" agree."""
-    return word.split("'")[0][:5]
+    """A word's first five letters, without a possessive or an -s/-ed/-ing ending.
 
-
-def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
-    """Why a refusal should not be spoken: a retrieved memory mentions what the question asks about ('' otherwise).
-
-    The mirror of the grounding check: a claim must come from the memories, and "I don't remember that." must not
-    be said over a memory that speaks of the laptop asked about. What the question asks about is its content words
-    other than the people's names (the profiles'), the robot's names (``ignore``) and words of asking.
+    "works" and "work", "celebration" and "celebrate", "allergies" and "allergic", "glasses" and "glass" agree.
     """
-    if not is_refusal(reply):
-        return ''
-    people = {n.lower() for n in face_names(memories).values()}
-    skip = {w.lower() for w in ignore} | people | _ASKING
-    topic = {stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
-    for m in memories:
-        said = said_in(m)
-        if m.ref.startswith('profile:') or holds_only_a_question(said):
-            continue
-        found = topic.keys() & {stem(w) for w in content_words(said)}
-        if found:
-            return f'refused, but a memory mentions {", ".join(sorted(topic[f] for f in found))}'
-    return ''
+    w = word.split("'")[0]
+    for end in ('ing', 'ed', 's'):
+        if w.endswith(end) and len(w) - len(end) >= 3 and not w.endswith('ss'):
+            w = w[:-len(end)]
+            break
+    return w[:5]
 
 
 def speakable(text: str, names: dict[str, str]) -> str:
     """A memory as a sentence to say: no time-span prefix, no earlier answer, faces by name (or "a person")."""
     text = evidence(_SPAN.sub('', text.strip()))
-    if text.startswith('saw '):         # an episodic entry: 'saw X; heard "Y"'
-        text = 'I saw ' + text[4:].replace('; heard ', ' and heard ', 1)
+    if text.startswith('saw '):         # an episodic entry: 'saw X; labels; heard "Y"' (labels said once each)
+        seen, sep, rest = text[4:].partition('; heard ')
+        seen = '; '.join(', '.join(dict.fromkeys(part.split(', '))) for part in seen.split('; '))
+        text = 'I saw ' + seen + (' and heard ' + rest if sep else '')
     text = _FACE.sub(lambda m: names.get(m.group(0), 'a person'), text)
     text = _VOICE.sub(lambda m: '' if m.group(1) else 'a person', text).strip()
     return text if text.endswith(('.', '!', '?', '."', '!"', '?"')) else text + '.'
-
-
-def extractive_answer(question: str, memories: Sequence[MemoryItem],
-                      embed: Callable[[Sequence[str]], np.ndarray], max_quotes: int = 2,
-                      margin: float = 0.05) -> str:
-    """Quote the memories closest to ``question`` (a second one only when it is nearly as close)."""
-    asks_what_was_said = is_quote_question(question)     # then a question someone asked is the answer
-    quotable = [(m, said_in(m)) for m in memories if not m.ref.startswith('profile:')]
-    facts = [m for m, said in quotable if said and (asks_what_was_said or not holds_only_a_question(said))]
-    facts = facts or list(memories)
-    if not facts:
-        return ''
-    names = face_names(memories)
-    texts = [speakable(m.text, names) for m in facts]
-    vecs = embed([question] + texts)
-    sims = vecs[1:] @ vecs[0]
-    order = [int(i) for i in np.argsort(-sims)]
-    chosen = [order[0]] + [i for i in order[1:max_quotes] if sims[i] >= sims[order[0]] - margin]
-    quotes = list(dict.fromkeys(texts[i] for i in chosen))
-    return 'From memory: ' + ' '.join(quotes)

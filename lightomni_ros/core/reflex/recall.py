@@ -102,7 +102,8 @@ def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start
         if len(keep) >= max_events:
             break
     known = names(items)
-    return [_FACE.sub(lambda m: known.get(m.group(0), m.group(0)), f'{lines[i][0]} {told(lines[i][1])}'.strip())
+    # a face no profile names is "someone" (a face id is no word to say)
+    return [_FACE.sub(lambda m: known.get(m.group(0), 'someone'), f'{lines[i][0]} {told(lines[i][1])}'.strip())
             for i in sorted(keep)]
 
 

@@ -1,0 +1,188 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Which retrieved memories answer a question: about what it asks, about whom it asks, and telling more than it.
+
+Retrieval returns the closest entries, not entries that answer: asked "how does Kwame spend weekends?", the closest
+may be Rahul's weekends, or "Kwame has a laptop". Three answer checks share one reading of what could answer:
+
+- :func:`unfounded_refusal`: "I don't remember that." is not said over a memory that could answer (asked what someone
+  said: over a memory of what they said);
+- :func:`misattributed`: a reply to a question about a named person claims only what memories of that person hold
+  (a small model readily moves Rahul's birthday to Kwame, and every word of it is in the memories);
+- :func:`extractive_answer`: the quote spoken instead of a failed reply comes from a memory that could answer, or
+  nothing is quoted and the robot says it does not know (:data:`DONT_KNOW`).
+
+A memory could answer when it is no profile and not only a question (unless the question asks what was said); it
+mentions a person the question names, by name or by a face the profiles name (when the question names anyone); it
+shares a word stem with what the question asks about (its content words other than names, the robot's names and words
+of asking); and it holds a content word the question does not ("Kwame has a laptop" does not say where the laptop is).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .grounding import (asks, content_words, holds_only_a_question, is_quote_question, is_refusal, said_by, said_in,
+                        speakable, stem)
+from .prompts import face_names
+from .types import MemoryItem
+
+#: what the robot says when no reply passes the checks and no memory answers the question
+DONT_KNOW = "I don't know."
+#: how a quote of memories begins: the listener hears that what follows is recalled, not answered
+QUOTE = 'From memory: '
+
+#: words of asking, not of what is asked about: a memory that holds one of these is no sign it holds the answer
+_ASKING = frozenset('''know knew idea remind remember think wonder tell news anything something thing things happened
+please hey okay excuse sorry quick question like hello'''.split())
+#: words with which memory renders who was there and how something was said: a memory made of these and of the
+#: question's own words tells nothing new ("a person has a laptop")
+_FRAME = frozenset('''person people someone somebody said says saw heard hear talking typing typed told unseen speaker
+voice face'''.split())
+#: capitalised words that name nobody: the calendar, "I", devices
+_NOT_NAMES = frozenset('''i tv ok okay monday tuesday wednesday thursday friday saturday sunday january february march
+april may june july august september october november december'''.split())
+#: a capitalised word that does not open a sentence (a name, as text and speech recognition write names)
+_CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\b")
+
+
+def people_asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> set[str]:
+    """The people ``question`` names, lower case: names the profiles know, and capitalised words inside a sentence."""
+    q = question.lower()
+    named = {n.lower() for n in face_names(memories).values() if re.search(rf'\b{re.escape(n.lower())}\b', q)}
+    skip = _NOT_NAMES | _ASKING | {w.lower() for w in ignore}
+    named |= {w.lower() for w in _CAPITAL.findall(question.strip())
+              if w.lower() not in skip and content_words(w)}
+    return named
+
+
+def _mentions(text: str, people: set[str]) -> bool:
+    return any(re.search(rf'\b{re.escape(p)}\b', text) for p in people)
+
+
+#: an episode as speakable renders it: 'I saw Ana talking, Bob; kitchen and heard "..."'
+_EPISODE = re.compile(r'^i saw ([^;]*)(;.*\band heard ".*)$', re.S)
+
+
+def _about(text: str) -> str:
+    """A spoken memory without the bystanders of an episode: what Ana said in Bob's presence is not about Bob."""
+    m = _EPISODE.match(text)
+    if not m:
+        return text
+    talking = [p for p in m.group(1).split(', ') if p.endswith((' talking', ' typing'))]
+    return f'i saw {", ".join(talking)}{m.group(2)}'
+
+
+def _stems(words: set[str]) -> set[str]:
+    return {stem(w) for w in words}
+
+
+def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+              quote: bool | None = None) -> list[MemoryItem]:
+    """The memories that could answer ``question`` (module docstring), in their given order.
+
+    ``quote`` (default: :func:`~.grounding.is_quote_question`): the question asks what was said, so the memories are
+    those of the speaker it names (:func:`~.grounding.said_by`: a person, or a radio or TV), the topic is whatever was
+    said, and a question someone asked answers only when nothing else does.
+    """
+    quote = is_quote_question(question) if quote is None else quote
+    if quote:
+        memories = said_by(question, memories)
+    names = face_names(memories)
+    people = people_asked(question, memories, ignore)
+    skip = {w.lower() for w in ignore} | people | _ASKING
+    asked = content_words(question)
+    topic = {stem(w) for w in asked if w.split("'")[0] not in skip}
+    beside = _stems(asked) | _stems(_FRAME) | _stems(skip) | _stems({n.lower() for n in names.values()})
+    out, asked_only = [], []
+    for m in memories:
+        said = said_in(m)
+        only_asks = holds_only_a_question(said)
+        if m.ref.startswith('profile:') or not said or (not quote and only_asks):
+            continue
+        text = speakable(m.text, names).lower()
+        if people and not _mentions(_about(text), people):
+            continue
+        words = {w.split("'")[0] for w in content_words(text)}
+        if topic and not quote and not topic & _stems(words):
+            continue
+        if _stems(words) - beside:
+            (asked_only if only_asks else out).append(m)
+    return out or asked_only
+
+
+def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+    """Why a refusal should not be spoken: a retrieved memory could answer the question ('' otherwise).
+
+    The mirror of the grounding check: a claim must come from the memories, and "I don't remember that." must not
+    be said over a memory that says where the laptop asked about is. ``ignore``: the robot's names.
+    """
+    if not is_refusal(reply):
+        return ''
+    if is_quote_question(question):     # "what did the man on the radio say?": the speaker is what is asked about
+        heard = answering(question, said_by(question, memories, strict=True), ignore, quote=True)
+        return 'refused, but a memory holds what was said by the one asked about' if heard else ''
+    skip = {w.lower() for w in ignore} | people_asked(question, memories, ignore) | _ASKING
+    topic = {stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
+    if not topic:               # nothing asked about but a person: no memory can show the refusal wrong
+        return ''
+    found = answering(question, memories, ignore, quote=False)
+    if not found:
+        return ''
+    told = _stems(content_words(speakable(found[0].text, face_names(memories))))
+    return f'refused, but a memory tells of {", ".join(sorted(topic[s] for s in topic.keys() & told))}'
+
+
+def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+                  min_overlap: float = 0.5) -> str:
+    """Why a reply should not be spoken: its claim is not in the memories of whom or what the question asks about.
+
+    The grounding check reads every retrieved memory; here the reply's new words must come from memories that mention
+    a person the question names (profiles included: they hold attributes), or, when it names nobody, from memories
+    that mention what it asks about ("the house keys are in the green basket" from the earrings' basket is not
+    grounded). A refusal is always fine.
+    """
+    if not reply.strip() or is_refusal(reply) or not asks(question):
+        return ''
+    people = people_asked(question, memories, ignore)
+    skip = {w.lower() for w in ignore} | people | _ASKING
+    topic = {stem(w) for w in content_words(question) if w.split("'")[0] not in skip}
+    if not people and not topic:
+        return ''
+    names = face_names(memories)
+    about = [_about(speakable(m.text, names).lower()) for m in memories]
+    if people:
+        known = set().union(*(content_words(t) for t in about if _mentions(t, people)))
+    else:
+        known = set().union(*(words for words in map(content_words, about) if topic & _stems(words)))
+    new = content_words(reply) - content_words(question)
+    if new and len(new & known) < min_overlap * len(new):
+        what = ', '.join(sorted(people)) or 'what was asked about'
+        return f'reply not grounded in the memories of {what} ({len(new & known)}/{len(new)} new words)'
+    return ''
+
+
+def extractive_answer(question: str, memories: Sequence[MemoryItem],
+                      embed: Callable[[Sequence[str]], np.ndarray], ignore: Sequence[str] = (), max_quotes: int = 2,
+                      margin: float = 0.05) -> str:
+    """Quote the memories that could answer ``question``, closest first (a second only when nearly as close).
+
+    '' when none could: a quote of something else would be no answer (the caller says it does not know).
+    """
+    facts = answering(question, memories, ignore)
+    if not facts:
+        return ''
+    names = face_names(memories)
+    texts = [speakable(m.text, names) for m in facts]
+    vecs = embed([question] + texts)
+    sims = vecs[1:] @ vecs[0]
+    order = [int(i) for i in np.argsort(-sims)]
+    chosen = [order[0]] + [i for i in order[1:max_quotes] if sims[i] >= sims[order[0]] - margin]
+    quotes = list(dict.fromkeys(texts[i] for i in chosen))
+    return QUOTE + ' '.join(quotes)
+
+
+__all__ = ['DONT_KNOW', 'QUOTE', 'answering', 'extractive_answer', 'misattributed', 'people_asked', 'unfounded_refusal']

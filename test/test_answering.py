@@ -1,0 +1,147 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Which memories answer a question (answering.py): quotes, refusals and claims about named people.
+
+With the real MiniLM text embedder for the quotes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, people_asked,
+                                                 unfounded_refusal)
+from lightomni_ros.core.reflex.types import MemoryItem
+
+ROBOT = ['robot', 'assistant']
+MEMORIES = [
+    MemoryItem('profile:<face_3>', '<face_3> is Maria (persona: a nurse)'),
+    MemoryItem('semantic:1', 'the spare battery is charging in the kitchen', 0.4),
+    MemoryItem('semantic:2', '<face_3> said: I walk my dog every morning at seven', 0.5),
+    MemoryItem('episodic:7', 'saw a person, a desk; heard "the printer on floor two is broken"; '
+                             'answered "The scene is set in a prison."', 0.3),
+]
+
+
+@pytest.fixture(scope='module')
+def embed():
+    from lightomni_ros.core.embedding import text_embedder
+
+    return text_embedder(set_threads=False).embed
+
+
+def test_extractive_answer_quotes_a_memory_that_answers(embed) -> None:
+    assert 'kitchen' in extractive_answer('Where is the spare battery?', MEMORIES, embed)
+    dog = extractive_answer('When does Maria walk her dog?', MEMORIES, embed)
+    assert dog.startswith('From memory: Maria said: I walk my dog') and 'prison' not in dog
+    assert 'printer' in extractive_answer('Which printer is broken?', MEMORIES, embed)
+    assert extractive_answer('anything?', [], embed) == ''
+    # nothing retrieved is about the capital of Australia: no quote at all, rather than the closest unrelated one
+    assert extractive_answer('Robot, what is the capital of Australia?', MEMORIES, embed, ROBOT) == ''
+
+
+def test_an_earlier_question_is_not_quoted_as_the_answer(embed) -> None:
+    asked = MemoryItem('episodic:9', '[2026-03-02 08:08:16]--[2026-03-02 08:08:21]: saw <face_1> talking; bedroom; '
+                       'heard "Robot, where on earth is my laptop?"; answered "I do not know."')
+    told = MemoryItem('semantic:4', '[2026-03-02 08:01:00]--[2026-03-02 08:01:05]: Ana put her laptop in the basket.')
+    reply = extractive_answer('Robot, where is my laptop?', [asked, told], embed)
+    assert 'basket' in reply and 'where on earth' not in reply, reply
+    # asked what someone said, the question they asked is the answer
+    assert 'where on earth' in extractive_answer('What did the person in the bedroom say?', [asked], embed)
+
+
+def test_a_memory_that_only_repeats_the_question_answers_nothing(embed) -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'),
+            MemoryItem('semantic:1', '<face_1> has a laptop.'),
+            MemoryItem('semantic:2', 'a person has a laptop.'),
+            MemoryItem('semantic:3', 'Kwame said: I dropped my laptop in the green basket.')]
+    assert [m.ref for m in answering('Robot, where is my laptop?', mems, ROBOT)] == ['semantic:3']
+    assert 'green basket' in extractive_answer('Robot, where is my laptop?', mems, embed, ROBOT)
+    assert extractive_answer('Robot, where is my laptop?', mems[:3], embed, ROBOT) == ''
+
+
+def test_people_a_question_names() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame')]
+    assert people_asked("Robot, tell me, what is Rahul's hometown?", mems, ROBOT) == {'rahul'}
+    assert people_asked('okay robot how does kwame like to spend weekends', mems, ROBOT) == {'kwame'}
+    assert people_asked('Robot, is the party on Friday? What did they say on TV?', mems, ROBOT) == set()
+    assert people_asked('Where is my laptop?', mems, ROBOT) == set()
+
+
+def test_a_claim_about_a_named_person_comes_from_their_memories() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame (attributes: plays chess)'),
+            MemoryItem('semantic:1', "Rahul's birthday is in March."),
+            MemoryItem('semantic:2', 'Kwame works as a carpenter.'),
+            MemoryItem('semantic:3', '<face_1> comes from Accra.')]
+    q = "Robot, in which month is Kwame's birthday?"
+    assert 'memories of kwame' in misattributed("Kwame's birthday is in March.", q, mems, ROBOT)
+    assert misattributed("I don't know.", q, mems, ROBOT) == ''
+    assert misattributed('Kwame comes from Accra.', "Robot, where is Kwame's hometown?", mems, ROBOT) == ''
+    assert misattributed('He plays chess.', 'Robot, what does Kwame do for fun?', mems, ROBOT) == ''
+    assert misattributed("Rahul's birthday is in March.", "Robot, when is Rahul's birthday?", mems, ROBOT) == ''
+    # nothing is known of Ana: any claim about her is unfounded; a statement to the robot asks nothing
+    assert misattributed('Ana works as a nurse.', 'Robot, what does Ana do?', mems, ROBOT)
+    assert misattributed('Okay, I will remember that.', 'Robot, remember that Ana is a nurse.', mems, ROBOT) == ''
+
+
+def test_a_refusal_stands_unless_a_memory_answers() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'),
+            MemoryItem('semantic:1', '[2026-03-02 08:00:00]--[2026-03-02 08:00:05]: a person said: I dropped my '
+                                     'laptop in the green basket.'),
+            MemoryItem('semantic:2', 'Kwame likes cycling on weekends.'),
+            MemoryItem('semantic:3', 'Mei has a birthday in May.')]
+    refuse = "I don't remember that."
+    assert 'laptop' in unfounded_refusal(refuse, 'Robot, where is my laptop?', mems, ROBOT)
+    # nothing about the pool; and neither a person's name nor the robot's is what a question is about
+    assert unfounded_refusal(refuse, 'Robot, any news about the swimming pool?', mems, ROBOT) == ''
+    assert unfounded_refusal('The laptop is in the green basket.', 'Robot, where is my laptop?', mems, ROBOT) == ''
+    # Mei's birthday does not answer a question about Kwame's; Kwame's weekends do answer one
+    assert unfounded_refusal("I don't know.", "Robot, when is Kwame's birthday?", mems, ROBOT) == ''
+    assert 'weekends' in unfounded_refusal("I don't know.", 'Robot, how does Kwame spend weekends?', mems, ROBOT)
+    only_asked = [MemoryItem('semantic:2', 'someone typed: Where is my laptop?')]
+    assert unfounded_refusal(refuse, 'Robot, where is my laptop?', only_asked, ROBOT) == ''
+
+
+def test_what_someone_said_in_a_bystanders_presence_is_not_about_the_bystander(embed) -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'), MemoryItem('profile:<face_2>', '<face_2> is Mei'),
+            MemoryItem('episodic:1', 'saw <face_2> talking, <face_1>; bedroom, desk, desk; heard "I spend my '
+                                     'weekends birdwatching."')]
+    q = 'Robot, how does Kwame spend his weekends?'
+    assert answering(q, mems, ROBOT) == [] and extractive_answer(q, mems, embed, ROBOT) == ''
+    assert misattributed('Kwame spends weekends birdwatching.', q, mems, ROBOT)
+    said = extractive_answer('Robot, how does Mei spend her weekends?', mems, embed, ROBOT)
+    assert said == 'From memory: I saw Mei talking, Kwame; bedroom, desk and heard "I spend my weekends birdwatching."'
+
+
+def test_a_claim_about_a_thing_comes_from_memories_of_that_thing(embed) -> None:
+    mems = [MemoryItem('semantic:1', 'The earrings are in the green basket.'),
+            MemoryItem('semantic:2', 'The house keys are under the bed.')]
+    q = 'Robot, where are the house keys?'
+    assert 'what was asked about' in misattributed('The house keys are in the green basket.', q, mems, ROBOT)
+    assert misattributed('They are under the bed.', q, mems, ROBOT) == ''
+    assert misattributed('Okay.', 'Robot, hello there', mems, ROBOT) == ''
+
+
+def test_a_quote_of_what_a_radio_said_comes_from_the_radio(embed) -> None:
+    from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER
+
+    mems = [MemoryItem('episodic:1', 'saw <face_1> talking; balcony; heard "Hey assistant, any news about the ferry?"'),
+            MemoryItem('semantic:2', f'{UNSEEN_SPEAKER} said: The ferry to the island is cancelled.')]
+    said = extractive_answer('Robot, what did they say on TV about the ferry?', mems, embed, ROBOT)
+    assert 'cancelled' in said and 'any news' not in said, said
+    # asked what a person said, their question is the answer only when they said nothing else
+    assert 'any news' in extractive_answer('Robot, what did the person on the balcony say?', mems[:1], embed, ROBOT)
+
+
+def test_a_refusal_to_say_what_someone_said_stands_only_when_nothing_they_said_is_remembered() -> None:
+    from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER
+
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Joe'),
+            MemoryItem('episodic:1', 'saw <face_2> talking; hall; heard "Bimbloo F2 now."'),
+            MemoryItem('semantic:2', f'{UNSEEN_SPEAKER} said: Ask not what your country can do for you.')]
+    refuse = "I don't remember that."
+    assert unfounded_refusal(refuse, 'Robot, what did the man on the radio say?', mems, ROBOT)
+    assert unfounded_refusal(refuse, 'Robot, what did the man in the video say?', mems, ROBOT)
+    # nothing Joe said is remembered; and a question that names no speaker is not read as one about the radio
+    assert unfounded_refusal(refuse, 'Robot, what did Joe say?', mems, ROBOT) == ''
+    assert unfounded_refusal(refuse, 'Robot, what did Ana say about the party?', mems, ROBOT) == ''
