@@ -275,4 +275,9 @@ def test_name_learned_from_an_introduction_at_once(tmp_path, embedder):
     assert {p.face_id: p.name for p in c.profiles(['<face_3>', '<face_4>'])} == {'<face_3>': '', '<face_4>': 'Joe'}
     got = c.query(text='who plays basketball?', k_semantic=2, k_episodic=2)
     assert '<face_2>' in {p.face_id for p in got.profiles}
+    # someone introduces the one other face in view (the visual summary says who talked), not themself
+    c.enqueue(topic(5, face_ids=['<face_5>', '<face_6>'], audio='Robot, here is my cousin Mateo.',
+                    visual='<face_5> talking, <face_6>; kitchen'))
+    c.process_all()
+    assert {p.face_id: p.name for p in c.profiles(['<face_5>', '<face_6>'])} == {'<face_5>': '', '<face_6>': 'Mateo'}
     c.close()

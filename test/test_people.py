@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from lightomni_ros.core.text import introduced_name
+from lightomni_ros.core.text import introduced_name, introduced_other
 from lightomni_ros.core.reflex.people import PersonSeen, people_answer, people_window, speaking_face, who_am_i
 from lightomni_ros.core.reflex.sleep import fallback_topic
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, SegmentInput
@@ -26,6 +26,15 @@ def test_introduced_name() -> None:
     assert introduced_name("I'm Sorry, I am Ana") == 'Ana'
     for text in ('I am a teacher', "I'm tired", "I'm Not sure", 'where is my name tag', ''):
         assert introduced_name(text) == '', text
+
+
+def test_someone_introduced_by_another() -> None:
+    assert introduced_other('Robot, here is my cousin Mateo.') == 'Mateo'
+    assert introduced_other("I'd like you to meet my sister Vera") == 'Vera'
+    assert introduced_other('Say hello to Wei, robot, they are staying with us.') == 'Wei'
+    assert introduced_other('robot this is my new colleague Ana') == 'Ana'
+    for text in ('I will meet Joe tomorrow', 'This is Tuesday', 'meet me at five', 'Here is the Robot', ''):
+        assert introduced_other(text) == '', text
 
 
 def test_people_window() -> None:

@@ -34,6 +34,23 @@ def resolve_voices(text: str, who: dict[str, str]) -> str:
     return VOICE_SPEAKER.sub(sub, text or '')
 
 
+#: "this is my cousin Mateo", "here's Ana", "meet my friend Joe", "say hello to Vera": someone else, introduced (the
+#: phrase opens a clause or follows a call or a request: "I will meet Joe tomorrow" introduces nobody)
+_OTHER = re.compile(r"(?:^|[,.!?;:]\s*|\b(?i:you to|let me|please|and|so|robot|assistant)\s+)"
+                    r"(?i:this is|here is|here's|meet|say hello to|say hi to|introduce|introducing)\s+"
+                    r"(?:(?i:my|our)\s+(?:[a-z]+\s+){0,2})?([A-Z][a-z]+)\b")
+_CALENDAR = frozenset('''Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June
+July August September October November December Today Tomorrow Yesterday'''.split())
+
+
+def introduced_other(text: str) -> str:
+    """The name a speaker gives for someone else ("Robot, here is my cousin Mateo" -> "Mateo"), else ''."""
+    for m in _OTHER.finditer(text or ''):
+        if m.group(1) not in _NOT_NAMES and m.group(1) not in _CALENDAR:
+            return m.group(1)
+    return ''
+
+
 def introduced_name(text: str) -> str:
     """The name a speaker gives for themself ("Hi robot, I'm Barack" -> "Barack"), else ''."""
     for m in _INTRO.finditer(text or ''):
@@ -42,4 +59,4 @@ def introduced_name(text: str) -> str:
     return ''
 
 
-__all__ = ['introduced_name', 'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']
+__all__ = ['introduced_name', 'introduced_other', 'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

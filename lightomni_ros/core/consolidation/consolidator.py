@@ -25,7 +25,7 @@ from ..memory import voices as vox
 from ..memory.global_state import SgNode
 from ..memory.longterm import LongTermMemory
 from ..memory.store import KIND_EPISODIC, KIND_SEMANTIC, EpisodicEntry, SemanticEntry, normalize
-from ..text import introduced_name
+from ..text import introduced_name, introduced_other
 from ..timing import StageTimer
 from ..topic import TopicData
 from .forgetting import apply_tombstones
@@ -39,6 +39,8 @@ log = logging.getLogger('lightomni.consolidation')
 #: "<voice_1>, an unseen speaker (radio, TV, phone or out of sight) said: I'm Ana."
 _SAID = re.compile(r'^(<face_\d+>|<voice_\d+>)(?:, [^:]*?)? said: (.*)$', re.S)
 #: a fact the memory adapter writes when someone is introduced: "<face_2> is called Ana."
+#: who perception saw talking, as the visual summary says it ("<face_2> talking, <face_1>; kitchen")
+_TALKING = re.compile(r'(<face_\d+>) (?:talking|typing)\b')
 _CALLED = re.compile(r"^(<face_\d+>|<voice_\d+>) is called ([A-Z][\w'-]*)\.?$")
 _FACT_WORD = re.compile(r'[a-z0-9]+')
 _FACT_STOP = frozenset('the and for are was were has had have with that this from not but now also'.split())
@@ -233,7 +235,8 @@ class Consolidator:
 
         A face counts when it is alone in view, a voice when the fact that says who spoke names it ("<voice_1>, an
         unseen speaker ... said: I'm Ana", or the memory adapter's "<face_2> is called Ana.", which also names
-        someone introduced by another person). Waiting for the k-segment profile update would leave "who is who"
+        someone introduced by another person; or the one other face in view when the speaker introduces someone,
+        "this is my cousin Mateo"). Waiting for the k-segment profile update would leave "who is who"
         questions without names for minutes. With several faces in view only a fact naming the speaker counts. A name
         already known is kept.
         """
@@ -246,6 +249,13 @@ class Consolidator:
         named = [(who, introduced_name(text)) for who, text in said]
         named += [(m.group(1), m.group(2)) for m in map(_CALLED.match, t.semantic)
                   if m and (m.group(1) in faces or vox.valid_voice_id(m.group(1)))]
+        # someone introduced by the speaker ("Robot, this is my cousin Mateo"): with the speaker known and one other
+        # face in view, that face is the one introduced
+        speaker = next((who for who, _ in said if who in faces), '') or next(
+            (f for f in _TALKING.findall(t.visual) if f in faces), '')
+        others = [f for f in faces if f != speaker]
+        if speaker and len(others) == 1:
+            named.append((others[0], introduced_other(t.audio)))
         for who, name in named:
             if not name:
                 continue

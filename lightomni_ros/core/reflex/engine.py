@@ -25,7 +25,7 @@ import torch
 from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
-from ..text import introduced_name
+from ..text import introduced_name, introduced_other
 from ..timeparse import TimeWindow, find_window
 from ..topic import TopicData
 from . import generation as gen
@@ -91,8 +91,8 @@ def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
 
 
 def greeting(utterance: str) -> str:
-    """The greeting ("Nice to meet you, Ana.") to someone who introduces themself; '' for anything else."""
-    name = introduced_name(utterance)
+    """The greeting ("Nice to meet you, Ana.") to someone introduced, by themself or by another; '' otherwise."""
+    name = introduced_name(utterance) or introduced_other(utterance)
     return f'Nice to meet you, {name}.' if name and not utterance.rstrip().endswith('?') else ''
 
 
