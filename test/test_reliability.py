@@ -188,6 +188,19 @@ def test_a_pass_answers_must_wait_for_is_announced(tmp_path):
     assert rt.memory_step().kind == 'topic' and not rt.sleep_runs_to_end()
 
 
+def test_a_pass_that_runs_to_its_end_takes_one_interaction(tmp_path):
+    """Answers wait for such a pass: it decodes one pre-empted interaction at a time; new ones batch up again."""
+    rt = reflex(tmp_path, FakeEngine(preempt=1), sleep_max_preemptions=1, sleep_batch=4)
+    for i in (1, 2, 3):
+        rt.sleep.put(seg_in(i), '')
+    assert rt.memory_step().kind == 'preempted' and rt.sleep_runs_to_end()
+    for i in (1, 2, 3):
+        assert rt.memory_step().segment_ids == [i]
+    for i in (4, 5):
+        rt.sleep.put(seg_in(i), '')
+    assert not rt.sleep_runs_to_end() and rt.memory_step().segment_ids == [4, 5]
+
+
 def test_answer_once_late_segments_and_forget_requests(tmp_path, embedder):
     mem = memory(tmp_path, embedder)
     from lightomni_ros.core.agent import RuntimeMemory

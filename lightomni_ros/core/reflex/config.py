@@ -195,9 +195,9 @@ class ReflexConfig:
                                         'answered: a late answer to an old question confuses.',
                                   min=0.0)
     sleep_idle_s: float = param(0.5, 'Idle time after the last segment before sleep-time work starts.', min=0.0)
-    sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time '
-                                          '(user passes then wait for it), so sleep-time work cannot starve.',
-                                       min=0)
+    sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time, '
+                                          'on that interaction alone (user passes then wait for one memory pass, '
+                                          'not a batch), so sleep-time work cannot starve.', min=0)
     sleep_batch: int = param(4, 'Memory passes over up to this many waiting interactions are decoded together (one '
                                 'batch: on a CPU a step of a few rows costs little more than one, so a backlog '
                                 'drains faster; a pre-emption re-queues them all); 1: one at a time.', min=1)

@@ -192,16 +192,20 @@ class ReflexRuntime:
         Up to ``sleep_batch`` waiting interactions are decoded together (a backlog drains faster). ``stop`` (default:
         a user pass is waiting) interrupts the pass; the interactions stay first in line. A pass interrupted
         ``sleep_max_preemptions`` times, or any pass while the queue is over its bound (back-pressure), runs to its
-        end (only a halt stops it), or a busy conversation would starve memory. A pass that fails still gives
-        Topics, by rules from the segments (``fallback-parser``, with the reason): nothing is dropped.
+        end (only a halt stops it), or a busy conversation would starve memory; the first runs on the oldest
+        interaction alone, so an answer waits for one memory pass at most, not for a batch. A pass that fails still
+        gives Topics, by rules from the segments (``fallback-parser``, with the reason): nothing is dropped.
         """
         eng = self.engine
         items = self.sleep.next_interactions(self.cfg.reflex.sleep_batch)
         if not items:
             return None
+        stubborn = self._runs_to_end(items)
+        if stubborn and not self.sleep.over_high_water():
+            # answers wait for a pass that runs to its end: one interaction, so they wait one pass, not a batch
+            items = items[:1]
         ids = [it.segment.segment_id for it in items]
         t0 = time.perf_counter()
-        stubborn = self._runs_to_end(items)
         stop = eng.preemption.halted if stubborn else (stop or eng.preemption.pending)
         try:
             topics = eng.memory_passes([(it.segment, it.response) for it in items], stop=stop)
