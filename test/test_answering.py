@@ -145,3 +145,13 @@ def test_a_refusal_to_say_what_someone_said_stands_only_when_nothing_they_said_i
     # nothing Joe said is remembered; and a question that names no speaker is not read as one about the radio
     assert unfounded_refusal(refuse, 'Robot, what did Joe say?', mems, ROBOT) == ''
     assert unfounded_refusal(refuse, 'Robot, what did Ana say about the party?', mems, ROBOT) == ''
+
+
+def test_a_scene_label_is_not_what_was_said_and_a_possessive_is_no_news() -> None:
+    from lightomni_ros.core.reflex.grounding import reply_problem
+
+    mems = [MemoryItem('episodic:1', 'saw <face_1> talking, <face_2>; laptop, desk; heard "I was raised in Hanoi."')]
+    assert answering('Robot, where did the laptop end up?', mems, ROBOT) == []
+    q = "Robot, what was Rahul's opinion on the cycling race?"
+    told = [MemoryItem('semantic:1', 'Rahul plays basketball.')]
+    assert 'adds nothing' in reply_problem('Rahul is on the cycling race.', q, told)

@@ -64,16 +64,20 @@ def _mentions(text: str, people: set[str]) -> bool:
 
 
 #: an episode as speakable renders it: 'I saw Ana talking, Bob; kitchen and heard "..."'
-_EPISODE = re.compile(r'^i saw ([^;]*)(;.*\band heard ".*)$', re.S)
+_EPISODE = re.compile(r'^i saw (.*?)( and heard ".*)$', re.S)
 
 
 def _about(text: str) -> str:
-    """A spoken memory without the bystanders of an episode: what Ana said in Bob's presence is not about Bob."""
+    """What a spoken memory tells about: an episode without its bystanders and scene labels.
+
+    What Ana said in Bob's presence is not about Bob, and a laptop in view while Ana spoke of Hanoi is not what she
+    said about a laptop.
+    """
     m = _EPISODE.match(text)
     if not m:
         return text
-    talking = [p for p in m.group(1).split(', ') if p.endswith((' talking', ' typing'))]
-    return f'i saw {", ".join(talking)}{m.group(2)}'
+    seen = m.group(1).split('; ')[0].split(', ')
+    return f'i saw {", ".join(p for p in seen if p.endswith((" talking", " typing")))}{m.group(2)}'
 
 
 def _stems(words: set[str]) -> set[str]:
@@ -103,10 +107,10 @@ def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[st
         only_asks = holds_only_a_question(said)
         if m.ref.startswith('profile:') or not said or (not quote and only_asks):
             continue
-        text = speakable(m.text, names).lower()
-        if people and not _mentions(_about(text), people):
+        text = _about(speakable(m.text, names).lower())
+        if people and not _mentions(text, people):
             continue
-        words = {w.split("'")[0] for w in content_words(text)}
+        words = content_words(text)
         if topic and not quote and not topic & _stems(words):
             continue
         if _stems(words) - beside:

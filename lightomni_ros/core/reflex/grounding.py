@@ -110,8 +110,9 @@ def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False)
 
 
 def content_words(text: str) -> set[str]:
-    """Lower-case words that carry content (no stop words, three letters or more, or digits)."""
-    return {w for w in _WORD.findall(text.lower()) if w not in _STOP and (len(w) >= 3 or w.isdigit())}
+    """Lower-case words that carry content (no stop words, three letters or more, or digits; "Rahul's" is "rahul")."""
+    words = (w.removesuffix("'s") for w in _WORD.findall(text.lower()))
+    return {w for w in words if w not in _STOP and (len(w) >= 3 or w.isdigit())}
 
 
 #: "I don't know." / "I don't remember that.": the answer when the memories do not hold one
