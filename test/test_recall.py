@@ -62,6 +62,10 @@ def test_a_summary_tells_who_said_what_and_puts_statements_first() -> None:
     assert told('saw <face_2> typing; desk; heard "trip on Friday"') == '<face_2> typed "trip on Friday"'
     assert told('saw nobody in view; hall; heard "Rain tomorrow."') == 'someone said "Rain tomorrow."'
     assert told('saw Ana, Bob; kitchen; answered "Hello."') == 'saw Ana, Bob; kitchen'
+    # a call to the robot is no part of what happened
+    assert told('saw Ana talking; hall; heard "Okay robot, tell me, the trip is on Friday."', ('robot',)) == \
+        'Ana said "The trip is on Friday."'
+    assert told('saw Ana talking; hall; heard "The robot is broken."', ('robot',)) == 'Ana said "The robot is broken."'
     scripts = ['saw <face_1> talking; hall; heard "Robot, where is my bag?"', 'saw <face_1>; hall',
                'saw Bob talking; hall; heard "The printer is upstairs."', 'saw <face_1>; garden',
                'saw <face_1> talking; hall; heard "I fixed the bike."']
@@ -72,6 +76,13 @@ def test_a_summary_tells_who_said_what_and_puts_statements_first() -> None:
     assert window_events(items, [], 0, 0, None, max_events=4) == \
         ['09:00 Ana said "Robot, where is my bag?"', '09:02 Bob said "The printer is upstairs."',
          '09:03 saw Ana; garden', '09:04 Ana said "I fixed the bike."']
+    # what a radio said comes after what people said
+    radio = MemoryItem('episodic:9', '[2026-03-02 09:09:00]--[2026-03-02 09:09:09]: saw nobody in view, an unseen '
+                                     'speaker talking; hall; heard "Order today and get a blender free."')
+    assert window_events(items + [radio], [], 0, 0, None, max_events=3) == \
+        ['09:02 Bob said "The printer is upstairs."', '09:04 Ana said "I fixed the bike."',
+         '09:09 an unseen speaker said "Order today and get a blender free."']
+    assert len(window_events(items + [radio], [], 0, 0, None, max_events=2)) == 2
 
 
 def test_window_query_returns_only_that_window(agent) -> None:

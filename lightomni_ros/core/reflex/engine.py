@@ -632,7 +632,7 @@ class ReflexEngine:
                 lat: dict[str, float]) -> tuple[str, str]:
         """A question about what happened in a window: answered from that window's events in time order."""
         events = window_events(memories, self.sg_nodes, window.start, window.end, self.tz,
-                               self.cfgs.response.summary_events)
+                               self.cfgs.response.summary_events, wake_words(self.cfgs.latent.wake_words))
         t0 = time.perf_counter()
         profiles = [m for m in memories if m.ref.startswith('profile:')]
         response, _ = self.respond(seg, profiles, stop=self.preemption.halted,

@@ -56,11 +56,22 @@ _ACTIVE = re.compile(r'([^,;]+?) (talking|typing)\b')
 _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
 
 
-def told(script: str) -> str:
+def _unaddressed(words: str, robot: Sequence[str]) -> str:
+    """Words without their call to the robot ("Robot, tell me, the trip is ..." -> "The trip is ...")."""
+    if not robot:
+        return words
+    names = '|'.join(re.escape(n) for n in robot)
+    rest = re.sub(rf'^(?:(?:hey|hi|hello|okay|ok|excuse me|listen|right|yo)[,\s]+)?(?:{names})\b[,.!]?\s*'
+                  r'(?:tell me\b[,.]?\s*)?', '', words, flags=re.I)
+    return rest[:1].upper() + rest[1:] if rest else words
+
+
+def told(script: str, robot: Sequence[str] = ()) -> str:
     """An episodic script as an event of a summary: who said what ('Ana said "..."'), else what was seen.
 
-    The robot's own answer and the frame labels are left out when words were heard: a spoken summary has room for
-    few words per event, and what people said is what it is asked about.
+    The robot's own answer and the frame labels are left out when words were heard, and so is a call to the robot by
+    one of its names (``robot``): a spoken summary has room for few words per event, and what people said is what it
+    is asked about.
     """
     heard = _HEARD.search(script)
     if not heard or not heard.group(1).strip():
@@ -68,7 +79,7 @@ def told(script: str) -> str:
     saw = _SAW.match(script)
     who = _ACTIVE.search(saw.group(1)) if saw else None
     name, verb = (who.group(1).strip(), 'typed' if who.group(2) == 'typing' else 'said') if who else ('someone', 'said')
-    return f'{name} {verb} "{heard.group(1).strip()}"'
+    return f'{name} {verb} "{_unaddressed(heard.group(1).strip(), robot)}"'
 
 
 def _spread(items: list, n: int) -> list:
@@ -81,29 +92,38 @@ def _spread(items: list, n: int) -> list:
     return [items[round(i * step)] for i in range(n)]
 
 
+def _tier(text: str, heard: re.Match | None) -> int:
+    """How main an event is (0 first): a person said something, an unseen speaker did, a question, only seen."""
+    if not heard or not heard.group(1).strip():
+        return 3
+    if heard.group(1).strip().endswith('?'):
+        return 2
+    saw = _SAW.match(text)
+    return 1 if saw and ('unseen speaker' in saw.group(1) or saw.group(1).startswith('nobody in view')) else 0
+
+
 def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start: float, end: float,
-                  tz: _dt.tzinfo | None, max_events: int = 6) -> list[str]:
+                  tz: _dt.tzinfo | None, max_events: int = 6, robot: Sequence[str] = ()) -> list[str]:
     """What happened in the window, in time order, one line each (face ids named where a profile knows the name).
 
     The episodic entries retrieved for it (in the order memory returned them: time order), else the S_g nodes over
-    it; at most ``max_events``. The main events come first: those where something was said that is not only a
-    question (spread evenly over the window when there are more), then questions, then what was only seen.
+    it; at most ``max_events``. The main events come first: those where a person said something that is not only a
+    question (spread evenly over the window when there are more), then what an unseen speaker (a radio, a TV) said,
+    then questions, then what was only seen. ``robot``: the robot's names, whose calls are left out of the quotes.
     """
     spans = [(_SPAN.match(it.text), it.text) for it in items if it.ref.startswith('episodic:')]
     lines = [(m.group('hm'), text[m.end():]) if m else ('', text) for m, text in spans]
     if not lines:
         lines = [(_clock(n.start, tz), n.text) for n in window_nodes(nodes, start, end)]
-    heard = [_HEARD.search(text) for _, text in lines]
-    tiers = [0 if h and h.group(1).strip() and not h.group(1).strip().endswith('?') else 1 if h else 2
-             for h in heard]
+    tiers = [_tier(text, _HEARD.search(text)) for _, text in lines]
     keep: list[int] = []
-    for tier in (0, 1, 2):
+    for tier in (0, 1, 2, 3):
         keep += _spread([i for i, t in enumerate(tiers) if t == tier], max_events - len(keep))
         if len(keep) >= max_events:
             break
     known = names(items)
     # a face no profile names is "someone" (a face id is no word to say)
-    return [_FACE.sub(lambda m: known.get(m.group(0), 'someone'), f'{lines[i][0]} {told(lines[i][1])}'.strip())
+    return [_FACE.sub(lambda m: known.get(m.group(0), 'someone'), f'{lines[i][0]} {told(lines[i][1], robot)}'.strip())
             for i in sorted(keep)]
 
 
