@@ -177,7 +177,9 @@ def _check_echo_replay(out: pathlib.Path, result: dict, bag: pathlib.Path) -> No
     assert 0 <= by['capital']['latency_from_detected_end_s'] < 0.5, by['capital']   # echo stamps speech_end on receipt
     assert not by['wrong']['passed'] and "missing ['elephant']" in by['wrong']['detail']
     assert by['same']['passed'] and by['same']['face'] == '<face_1>'
-    assert by['stretch']['passed'] and abs(by['stretch']['timing_error_s']) < 0.5, by['stretch']
+    # the echo node says the reminder from a wall-clock timer: a shared 2-core machine delays it (0.68 s seen once);
+    # the scorer's arithmetic is checked exactly by the offline scoring test, so the bound here is generous
+    assert by['stretch']['passed'] and abs(by['stretch']['timing_error_s']) < 2.0, by['stretch']
     assert sc['summary']['identity_consistency'] == 0.0   # barack and joe both reported as <face_1>
     # The output bag holds what the graph said, with the restamped clock: Segment stamps are replay wall times.
     msgs, problems = read_all(out / replay.OUTPUT_BAG)
