@@ -155,3 +155,15 @@ def test_a_scene_label_is_not_what_was_said_and_a_possessive_is_no_news() -> Non
     q = "Robot, what was Rahul's opinion on the cycling race?"
     told = [MemoryItem('semantic:1', 'Rahul plays basketball.')]
     assert 'adds nothing' in reply_problem('Rahul is on the cycling race.', q, told)
+
+
+def test_a_quote_about_a_topic_is_about_that_topic(embed) -> None:
+    from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER
+
+    mems = [MemoryItem('semantic:1', f'{UNSEEN_SPEAKER} said: The ferry to the island is cancelled.'),
+            MemoryItem('episodic:2', 'saw Kwame, Rahul; studio; heard "Petrol prices will rise by ten cents."')]
+    q = 'Robot, what did they say on TV about petrol prices?'
+    assert 'ten cents' in extractive_answer(q, mems, embed, ROBOT)       # the TV was heard with people in view
+    assert unfounded_refusal("I don't remember that.", q, mems, ROBOT)
+    pool = 'Robot, what did they say on TV about the swimming pool?'
+    assert unfounded_refusal("I don't remember that.", pool, mems, ROBOT) == ''

@@ -89,17 +89,30 @@ def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[st
     """The memories that could answer ``question`` (module docstring), in their given order.
 
     ``quote`` (default: :func:`~.grounding.is_quote_question`): the question asks what was said, so the memories are
-    those of the speaker it names (:func:`~.grounding.said_by`: a person, or a radio or TV), the topic is whatever was
-    said, and a question someone asked answers only when nothing else does.
+    those of the speaker it names (:func:`~.grounding.said_by`: a person, or a radio or TV), the topic is what it
+    asks the words to be about ("... say on TV about petrol prices?"; anything when it names none), and a question
+    someone asked answers only when nothing else does. When none of the speaker's memories is about that topic, any
+    memory of it may answer: a TV heard while people were in view is remembered as their words.
     """
     quote = is_quote_question(question) if quote is None else quote
-    if quote:
-        memories = said_by(question, memories)
+    if not quote:
+        return _answering(question, memories, ignore, question, False)
+    about = _ABOUT_TOPIC.search(question)
+    found = _answering(question, said_by(question, memories), ignore, about.group(1) if about else '', True)
+    return found or (_answering(question, memories, ignore, about.group(1), True) if about else [])
+
+
+#: what a quote question asks the words to be about: "what did they say on TV about petrol prices?"
+_ABOUT_TOPIC = re.compile(r'\babout\b(.+)$', re.I | re.S)
+
+
+def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str], asks_about: str,
+               quote: bool) -> list[MemoryItem]:
     names = face_names(memories)
     people = people_asked(question, memories, ignore)
     skip = {w.lower() for w in ignore} | people | _ASKING
     asked = content_words(question)
-    topic = {stem(w) for w in asked if w.split("'")[0] not in skip}
+    topic = {stem(w) for w in content_words(asks_about) if w not in skip}
     beside = _stems(asked) | _stems(_FRAME) | _stems(skip) | _stems({n.lower() for n in names.values()})
     out, asked_only = [], []
     for m in memories:
@@ -111,7 +124,7 @@ def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[st
         if people and not _mentions(text, people):
             continue
         words = content_words(text)
-        if topic and not quote and not topic & _stems(words):
+        if topic and not topic & _stems(words):
             continue
         if _stems(words) - beside:
             (asked_only if only_asks else out).append(m)
@@ -127,7 +140,10 @@ def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem],
     if not is_refusal(reply):
         return ''
     if is_quote_question(question):     # "what did the man on the radio say?": the speaker is what is asked about
-        heard = answering(question, said_by(question, memories, strict=True), ignore, quote=True)
+        named = said_by(question, memories, strict=True)
+        if not _ABOUT_TOPIC.search(question) and not any(not m.ref.startswith('profile:') for m in named):
+            return ''
+        heard = answering(question, memories, ignore, quote=True)
         return 'refused, but a memory holds what was said by the one asked about' if heard else ''
     skip = {w.lower() for w in ignore} | people_asked(question, memories, ignore) | _ASKING
     topic = {stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
