@@ -39,14 +39,15 @@ def resolve_voices(text: str, who: dict[str, str]) -> str:
 _OTHER = re.compile(r"(?:^|[,.!?;:]\s*|\b(?i:you to|let me|please|and|so|robot|assistant)\s+)"
                     r"(?i:this is|here is|here's|meet|say hello to|say hi to|introduce|introducing)\s+"
                     r"(?:(?i:my|our)\s+(?:[a-z]+\s+){0,2})?([A-Z][a-z]+)\b")
-_CALENDAR = frozenset('''Monday Tuesday Wednesday Thursday Friday Saturday Sunday January February March April May June
-July August September October November December Today Tomorrow Yesterday'''.split())
+#: capitalised words of the calendar, lower case: never a person's name
+CALENDAR_WORDS = frozenset('''monday tuesday wednesday thursday friday saturday sunday january february march april may
+june july august september october november december today tomorrow yesterday'''.split())
 
 
 def introduced_other(text: str) -> str:
     """The name a speaker gives for someone else ("Robot, here is my cousin Mateo" -> "Mateo"), else ''."""
     for m in _OTHER.finditer(text or ''):
-        if m.group(1) not in _NOT_NAMES and m.group(1) not in _CALENDAR:
+        if m.group(1) not in _NOT_NAMES and m.group(1).lower() not in CALENDAR_WORDS:
             return m.group(1)
     return ''
 
@@ -59,4 +60,5 @@ def introduced_name(text: str) -> str:
     return ''
 
 
-__all__ = ['introduced_name', 'introduced_other', 'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']
+__all__ = ['CALENDAR_WORDS', 'introduced_name', 'introduced_other', 'UNSEEN_SPEAKER', 'VOICE_SPEAKER',
+           'unseen_voice', 'resolve_voices']

@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..text import CALENDAR_WORDS
 from .grounding import (asks, content_words, holds_only_a_question, is_quote_question, is_refusal, said_by, said_in,
                         speakable, stem)
 from .prompts import face_names
@@ -43,8 +44,7 @@ please hey okay excuse sorry quick question like hello'''.split())
 _FRAME = frozenset('''person people someone somebody said says saw heard hear talking typing typed told unseen speaker
 voice face'''.split())
 #: capitalised words that name nobody: the calendar, "I", devices
-_NOT_NAMES = frozenset('''i tv ok okay monday tuesday wednesday thursday friday saturday sunday january february march
-april may june july august september october november december'''.split())
+_NOT_NAMES = frozenset('i tv ok okay'.split()) | CALENDAR_WORDS
 #: a capitalised word that does not open a sentence (a name, as text and speech recognition write names)
 _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\b")
 
@@ -84,6 +84,19 @@ def _stems(words: set[str]) -> set[str]:
     return {stem(w) for w in words}
 
 
+def _asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str],
+           about: str | None = None) -> tuple[set[str], set[str], dict[str, str]]:
+    """(the people ``question`` names, the words that are not what it asks about, stem -> word of what it asks about).
+
+    What it asks about is the content words of ``about`` (default: the question) other than the people's names, the
+    robot's names (``ignore``) and words of asking.
+    """
+    people = people_asked(question, memories, ignore)
+    skip = {w.lower() for w in ignore} | people | _ASKING
+    topic = {stem(w): w for w in content_words(question if about is None else about) if w not in skip}
+    return people, skip, topic
+
+
 def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
               quote: bool | None = None) -> list[MemoryItem]:
     """The memories that could answer ``question`` (module docstring), in their given order.
@@ -109,10 +122,8 @@ _ABOUT_TOPIC = re.compile(r'\babout\b(.+)$', re.I | re.S)
 def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str], asks_about: str,
                quote: bool) -> list[MemoryItem]:
     names = face_names(memories)
-    people = people_asked(question, memories, ignore)
-    skip = {w.lower() for w in ignore} | people | _ASKING
+    people, skip, topic = _asked(question, memories, ignore, asks_about)
     asked = content_words(question)
-    topic = {stem(w) for w in content_words(asks_about) if w not in skip}
     beside = _stems(asked) | _stems(_FRAME) | _stems(skip) | _stems({n.lower() for n in names.values()})
     out, asked_only = [], []
     for m in memories:
@@ -124,7 +135,7 @@ def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[s
         if people and not _mentions(text, people):
             continue
         words = content_words(text)
-        if topic and not topic & _stems(words):
+        if topic and not topic.keys() & _stems(words):
             continue
         if _stems(words) - beside:
             (asked_only if only_asks else out).append(m)
@@ -145,8 +156,7 @@ def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem],
             return ''
         heard = answering(question, memories, ignore, quote=True)
         return 'refused, but a memory holds what was said by the one asked about' if heard else ''
-    skip = {w.lower() for w in ignore} | people_asked(question, memories, ignore) | _ASKING
-    topic = {stem(w): w for w in content_words(question) if w.split("'")[0] not in skip}
+    _, _, topic = _asked(question, memories, ignore)
     if not topic:               # nothing asked about but a person: no memory can show the refusal wrong
         return ''
     found = answering(question, memories, ignore, quote=False)
@@ -167,9 +177,7 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     """
     if not reply.strip() or is_refusal(reply) or not asks(question):
         return ''
-    people = people_asked(question, memories, ignore)
-    skip = {w.lower() for w in ignore} | people | _ASKING
-    topic = {stem(w) for w in content_words(question) if w.split("'")[0] not in skip}
+    people, _, topic = _asked(question, memories, ignore)
     if not people and not topic:
         return ''
     names = face_names(memories)
@@ -177,7 +185,7 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     if people:
         known = set().union(*(content_words(t) for t in about if _mentions(t, people)))
     else:
-        known = set().union(*(words for words in map(content_words, about) if topic & _stems(words)))
+        known = set().union(*(words for words in map(content_words, about) if topic.keys() & _stems(words)))
     new = content_words(reply) - content_words(question)
     if new and len(new & known) < min_overlap * len(new):
         what = ', '.join(sorted(people)) or 'what was asked about'

@@ -200,8 +200,9 @@ class ReflexRuntime:
         items = self.sleep.next_interactions(self.cfg.reflex.sleep_batch)
         if not items:
             return None
-        stubborn = self._runs_to_end(items)
-        if stubborn and not self.sleep.over_high_water():
+        pressed = self.sleep.over_high_water()
+        stubborn = pressed or self._preempted_enough(items)
+        if stubborn and not pressed:
             # answers wait for a pass that runs to its end: one interaction, so they wait one pass, not a batch
             items = items[:1]
         ids = [it.segment.segment_id for it in items]
@@ -223,16 +224,16 @@ class ReflexRuntime:
         problems = '; '.join(f'segment {i}: {t.problem}' for i, t in zip(ids, topics) if t.problem)
         return SleepOutcome(kind='topic', ms=_ms(t0), segment_ids=ids, topics=topics, error=problems)
 
-    def _runs_to_end(self, items: list) -> bool:
-        return (any(it.preemptions >= self.cfg.reflex.sleep_max_preemptions for it in items)
-                or self.sleep.over_high_water())
+    def _preempted_enough(self, items: list) -> bool:
+        return any(it.preemptions >= self.cfg.reflex.sleep_max_preemptions for it in items)
 
     def sleep_runs_to_end(self) -> bool:
         """Whether the next memory pass runs to its end (pre-empted too often, or memory over its bound).
 
         Answers wait for such a pass, so it must not run at a lowered thread priority (priority inversion).
         """
-        return self._runs_to_end(self.sleep.next_interactions(self.cfg.reflex.sleep_batch))
+        return self.sleep.over_high_water() or \
+            self._preempted_enough(self.sleep.next_interactions(self.cfg.reflex.sleep_batch))
 
     @property
     def sleep_pending(self) -> int:
