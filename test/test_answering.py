@@ -110,7 +110,7 @@ def test_what_someone_said_in_a_bystanders_presence_is_not_about_the_bystander(e
     assert answering(q, mems, ROBOT) == [] and extractive_answer(q, mems, embed, ROBOT) == ''
     assert misattributed('Kwame spends weekends birdwatching.', q, mems, ROBOT)
     said = extractive_answer('Robot, how does Mei spend her weekends?', mems, embed, ROBOT)
-    assert said == 'From memory: I saw Mei talking, Kwame; bedroom, desk and heard "I spend my weekends birdwatching."'
+    assert said == 'From memory: Mei said: I spend my weekends birdwatching.'
 
 
 def test_a_claim_about_a_thing_comes_from_memories_of_that_thing(embed) -> None:
@@ -167,3 +167,32 @@ def test_a_quote_about_a_topic_is_about_that_topic(embed) -> None:
     assert unfounded_refusal("I don't remember that.", q, mems, ROBOT)
     pool = 'Robot, what did they say on TV about the swimming pool?'
     assert unfounded_refusal("I don't remember that.", pool, mems, ROBOT) == ''
+
+
+def test_a_quote_says_the_sentences_that_answer_and_who_said_them() -> None:
+    from lightomni_ros.core.reflex.answering import answer_part
+    from lightomni_ros.core.reflex.grounding import stem
+
+    topic = {stem('sport'), stem('play')}
+    intro = "Barack said: Hi robot, I'm Barack. I love playing basketball on weekends."
+    assert answer_part(intro, topic) == 'Barack said: I love playing basketball on weekends.'
+    # scene labels and bystanders are no answer; who was talking said it
+    episode = 'I saw Joe talking, Barack; drum, gong and heard "I play chess. My keys are in the drawer."'
+    assert answer_part(episode, topic) == 'Joe said: I play chess.'
+    assert answer_part('I saw nobody in view, prison and heard "Basketball is what I play."', topic) == \
+        'I heard: Basketball is what I play.'
+    # the next sentence goes on about the one asked about
+    laptop = answer_part('Kwame said: I lost my laptop. It is in the kitchen. I like tea.', {stem('laptop')})
+    assert laptop == 'Kwame said: I lost my laptop. It is in the kitchen.'
+    # told only by what was seen: the episode stays whole; asked what was said (no topic): all of it
+    assert answer_part('I saw a red kite and heard "look up"', {stem('kite')}) == 'I saw a red kite and heard "look up"'
+    assert answer_part(intro, set()) == intro
+
+
+def test_a_second_quote_that_adds_nothing_is_not_said(embed) -> None:
+    mems = [MemoryItem('profile:<face_0>', '<face_0> is Barack'),
+            MemoryItem('semantic:9', "<face_0> said: Hi robot, I'm Barack. I love playing basketball on weekends."),
+            MemoryItem('episodic:1', 'saw nobody in view, prison; heard "Hi robot, I\'m Barack. I love playing '
+                                     'basketball on weekends."; answered "Nice to meet you, Barack."')]
+    reply = extractive_answer('Robot, what sport does Barack like to play?', mems, embed, ROBOT)
+    assert reply == 'From memory: Barack said: I love playing basketball on weekends.', reply

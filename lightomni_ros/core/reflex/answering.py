@@ -198,9 +198,12 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       margin: float = 0.05) -> str:
     """Quote the memories that could answer ``question``, closest first (a second only when nearly as close).
 
-    '' when none could: a quote of something else would be no answer (the caller says it does not know).
+    Of each memory only the sentences about what the question asks are said (:func:`answer_part`), and a second
+    quote only when it adds a word to the first. '' when none could answer: a quote of something else would be no
+    answer (the caller says it does not know).
     """
-    facts = answering(question, memories, ignore)
+    quote = is_quote_question(question)
+    facts = answering(question, memories, ignore, quote=quote)
     if not facts:
         return ''
     names = face_names(memories)
@@ -209,8 +212,58 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     sims = vecs[1:] @ vecs[0]
     order = [int(i) for i in np.argsort(-sims)]
     chosen = [order[0]] + [i for i in order[1:max_quotes] if sims[i] >= sims[order[0]] - margin]
-    quotes = list(dict.fromkeys(texts[i] for i in chosen))
-    return QUOTE + ' '.join(quotes)
+    about = _ABOUT_TOPIC.search(question) if quote else None
+    topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
+    parts: list[str] = []
+    said: set[str] = set()
+    for i in chosen:
+        part = answer_part(texts[i], topic)
+        words = _stems(content_words(part)) - _stems(_FRAME)
+        if not parts or words - said:
+            parts.append(part)
+            said |= words
+    return QUOTE + ' '.join(parts)
 
 
-__all__ = ['DONT_KNOW', 'QUOTE', 'answering', 'extractive_answer', 'misattributed', 'people_asked', 'unfounded_refusal']
+#: an episode as :func:`~.grounding.speakable` says it: 'I saw Ana talking, Bob; kitchen and heard "..."'
+_SPOKEN_EPISODE = re.compile(r'^I saw (.*?) and heard "(.*)"\.?$', re.S)
+#: a transcript stored as a fact: "Ana said: ...", "someone typed: ..."
+_SPOKEN_SAID = re.compile(r'^([^:"]{1,80}? (?:said|typed): )(.*)$', re.S)
+#: a sentence that goes on about the one before ("I lost my laptop. It is in the kitchen now.")
+_GOES_ON = re.compile(r"^(?:it|it's|they|they're|he|he's|she|she's|that|this|there|these|those)\b", re.I)
+
+
+def answer_part(text: str, topic: set[str]) -> str:
+    """The part of a spoken memory that answers: the sentences about ``topic`` (word stems), with who said them.
+
+    An episode's frame labels and bystanders are no answer ("I saw nobody in view, prison and heard ..." becomes
+    "I heard: ..."; with Ana in view and talking, "Ana said: ..."), and of what someone said in several sentences
+    only those about what was asked are said, each with the sentence after it when that one goes on about it. With no
+    topic (asked what someone said), everything that was said. A memory that tells ``topic`` only by what was seen
+    stays whole.
+    """
+    episode = _SPOKEN_EPISODE.match(text)
+    if episode:
+        seen, heard = episode.groups()
+        if topic and not topic & _stems(content_words(heard)):
+            return text
+        active = [p.rsplit(' ', 1) for p in seen.split('; ')[0].split(', ') if p.endswith((' talking', ' typing'))]
+        verbs = {verb for _, verb in active}
+        prefix = (f'{" and ".join(who for who, _ in active)} {"typed" if verbs == {"typing"} else "said"}: '
+                  if active else 'I heard: ')
+        body = heard
+    else:
+        said = _SPOKEN_SAID.match(text)
+        prefix, body = (said.group(1), said.group(2)) if said else ('', text)
+    sentences = [s for s in re.split(r'(?<=[.!?])\s+', body.strip()) if s]
+    if topic:
+        keep = {i for i, s in enumerate(sentences) if topic & _stems(content_words(s))}
+        keep |= {i + 1 for i in keep if i + 1 < len(sentences) and _GOES_ON.match(sentences[i + 1])}
+        if keep:
+            sentences = [s for i, s in enumerate(sentences) if i in keep]
+    part = prefix + ' '.join(sentences)
+    return part if part.endswith(('.', '!', '?')) else part + '.'
+
+
+__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'extractive_answer', 'misattributed', 'people_asked',
+           'unfounded_refusal']
