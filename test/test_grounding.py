@@ -95,6 +95,9 @@ def test_a_confirmation_does_not_answer_a_question() -> None:
     assert reply_problem('Thanks, I will keep that in mind.', 'okay robot do i have any allergies', mems)
     assert reply_problem('Okay.', 'hey assistant, where on earth is my laptop', mems)
     assert reply_problem('Okay, I will remind you.', 'Robot, remind me to call Mom when I get home.', mems) == ''
+    # a question asked as a request, without its question mark; a reminder request with a "when" stays one
+    assert reply_problem('Okay, I will remember that.', 'excuse me robot remind me when the school trip is', mems)
+    assert reply_problem('Okay, I will remind you.', 'Robot, remind me when I get home to call Mom.', mems) == ''
 
 
 def test_what_someone_only_asked_grounds_nothing() -> None:

@@ -134,12 +134,22 @@ _LEAD = frozenset('okay ok hey hi hello excuse me robot assistant tell please so
                   .split())
 
 
+#: a question asked as a request: "tell me where ...", "any idea when ...", "remind me what ..." (not a reminder
+#: request: "remind me when I get home to call Ana" says what to do)
+_ASKED_AS_REQUEST = re.compile(r"\b(?:tell me|any idea|do you know|you know|remind me) (?:what|where|when|who|whom|"
+                               r"whose|which|why|how)\b(?!.*\bto [a-z]+)", re.I | re.S)
+
+
 def asks(text: str) -> bool:
-    """Whether ``text`` asks a question (a question mark, or a clause that opens like one, lead-in words aside)."""
+    """Whether ``text`` asks a question.
+
+    A question mark, a clause that opens like one (lead-in words aside), or a request to tell what, where, when ...
+    """
     words = _WORD.findall(text.lower())
     while words and words[0] in _LEAD:
         words.pop(0)
-    return text.rstrip().endswith('?') or bool(_ASKS.search(text.strip())) or bool(_ASKS.match(' '.join(words)))
+    return text.rstrip().endswith('?') or bool(_ASKS.search(text.strip())) or \
+        bool(_ASKS.match(' '.join(words))) or bool(_ASKED_AS_REQUEST.search(text))
 
 
 def is_refusal(reply: str) -> bool:
