@@ -66,6 +66,14 @@ def test_a_summary_tells_who_said_what_and_puts_statements_first() -> None:
     assert told('saw Ana talking; hall; heard "Okay robot, tell me, the trip is on Friday."', ('robot',)) == \
         'Ana said "The trip is on Friday."'
     assert told('saw Ana talking; hall; heard "The robot is broken."', ('robot',)) == 'Ana said "The robot is broken."'
+    # the framing of a request to remember and a reminder's due time leave room for what was said
+    assert told('saw Ana typing; hall; heard "Please keep in mind: the earrings are on top of the fridge."') == \
+        'Ana typed "The earrings are on top of the fridge."'
+    assert told('saw Ana talking; hall; heard "Robot, remember that the trip moved to Friday."', ('robot',)) == \
+        'Ana said "The trip moved to Friday."'
+    assert told('saw Ana talking; hall; heard "Please remind me in two minutes to check the oven."') == \
+        'Ana said "Please remind me to check the oven."'
+    assert told('saw Ana talking; hall; heard "Remembering names is hard."') == 'Ana said "Remembering names is hard."'
     scripts = ['saw <face_1> talking; hall; heard "Robot, where is my bag?"', 'saw <face_1>; hall',
                'saw Bob talking; hall; heard "The printer is upstairs."', 'saw <face_1>; garden',
                'saw <face_1> talking; hall; heard "I fixed the bike."']
@@ -83,6 +91,11 @@ def test_a_summary_tells_who_said_what_and_puts_statements_first() -> None:
         ['09:02 Bob said "The printer is upstairs."', '09:04 Ana said "I fixed the bike."',
          '09:09 an unseen speaker said "Order today and get a blender free."']
     assert len(window_events(items + [radio], [], 0, 0, None, max_events=2)) == 2
+    # and so does an exclamation
+    sigh = MemoryItem('episodic:8', '[2026-03-02 09:08:00]--[2026-03-02 09:08:09]: saw <face_1> talking; hall; '
+                                    'heard "What a long day it has been."')
+    assert window_events(items + [sigh], [], 0, 0, None, max_events=2) == \
+        ['09:02 Bob said "The printer is upstairs."', '09:04 Ana said "I fixed the bike."']
 
 
 def test_window_query_returns_only_that_window(agent) -> None:

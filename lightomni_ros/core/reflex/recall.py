@@ -66,12 +66,26 @@ def _unaddressed(words: str, robot: Sequence[str]) -> str:
     return rest[:1].upper() + rest[1:] if rest else words
 
 
+#: how a request to remember opens ("Please keep in mind: ...", "remember that ..."): the event is what follows
+_KEEP = re.compile(r"^(?:please[,\s]+)?(?:keep in mind|remember|note|don't forget|do not forget)\b(?: that\b)?[:,]?\s*",
+                   re.I)
+#: when a reminder is due ("remind me in two minutes to ..."): the reminder itself is the event
+_DUE = re.compile(r'\bremind me (?:in|at|after|by) [^,.;]*? to\b', re.I)
+
+
+def _gist(words: str) -> str:
+    """Words without the framing of a request to remember or a reminder's due time: room for what was said."""
+    words = _DUE.sub('remind me to', words.strip())
+    rest = _KEEP.sub('', words)
+    return rest[:1].upper() + rest[1:] if rest and rest != words else words
+
+
 def told(script: str, robot: Sequence[str] = ()) -> str:
     """An episodic script as an event of a summary: who said what ('Ana said "..."'), else what was seen.
 
-    The robot's own answer and the frame labels are left out when words were heard, and so is a call to the robot by
-    one of its names (``robot``): a spoken summary has room for few words per event, and what people said is what it
-    is asked about.
+    The robot's own answer and the frame labels are left out when words were heard, and so are a call to the robot by
+    one of its names (``robot``), the opening of a request to remember and a reminder's due time: a spoken summary has
+    room for few words per event, and what people said is what it is asked about.
     """
     heard = _HEARD.search(script)
     if not heard or not heard.group(1).strip():
@@ -79,7 +93,7 @@ def told(script: str, robot: Sequence[str] = ()) -> str:
     saw = _SAW.match(script)
     who = _ACTIVE.search(saw.group(1)) if saw else None
     name, verb = (who.group(1).strip(), 'typed' if who.group(2) == 'typing' else 'said') if who else ('someone', 'said')
-    return f'{name} {verb} "{_unaddressed(heard.group(1).strip(), robot)}"'
+    return f'{name} {verb} "{_gist(_unaddressed(heard.group(1).strip(), robot))}"'
 
 
 def _spread(items: list, n: int) -> list:
@@ -92,14 +106,23 @@ def _spread(items: list, n: int) -> list:
     return [items[round(i * step)] for i in range(n)]
 
 
+#: an exclamation ("What a long day it has been.", "Goal!"): a feeling, seldom something to remember
+_EXCLAIMS = re.compile(r"^(?:what an? |how (?:nice|lovely|great|awful|bad|good|beautiful|strange|funny)\b)", re.I)
+
+
 def _tier(text: str, heard: re.Match | None) -> int:
-    """How main an event is (0 first): a person said something, an unseen speaker did, a question, only seen."""
+    """How main an event is (0 first).
+
+    A person said something, an unseen speaker did or someone exclaimed, a question, only seen.
+    """
     if not heard or not heard.group(1).strip():
         return 3
-    if heard.group(1).strip().endswith('?'):
+    words = heard.group(1).strip()
+    if words.endswith('?'):
         return 2
     saw = _SAW.match(text)
-    return 1 if saw and ('unseen speaker' in saw.group(1) or saw.group(1).startswith('nobody in view')) else 0
+    unseen = saw and ('unseen speaker' in saw.group(1) or saw.group(1).startswith('nobody in view'))
+    return 1 if unseen or words.endswith('!') or _EXCLAIMS.match(words) else 0
 
 
 def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start: float, end: float,
@@ -108,8 +131,9 @@ def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start
 
     The episodic entries retrieved for it (in the order memory returned them: time order), else the S_g nodes over
     it; at most ``max_events``. The main events come first: those where a person said something that is not only a
-    question (spread evenly over the window when there are more), then what an unseen speaker (a radio, a TV) said,
-    then questions, then what was only seen. ``robot``: the robot's names, whose calls are left out of the quotes.
+    question or an exclamation (spread evenly over the window when there are more), then what an unseen speaker (a
+    radio, a TV) said and exclamations, then questions, then what was only seen. ``robot``: the robot's names, whose
+    calls are left out of the quotes.
     """
     spans = [(_SPAN.match(it.text), it.text) for it in items if it.ref.startswith('episodic:')]
     lines = [(m.group('hm'), text[m.end():]) if m else ('', text) for m, text in spans]
