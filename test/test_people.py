@@ -69,9 +69,10 @@ def test_who_spoke_and_what_was_seen() -> None:
                        visual_tags=['desk'])
     assert one.speaker == '<face_5>'
     t = fallback_topic(one, '', 'test')
-    assert t.visual == '<face_5> talking, desk' and t.semantic == ['<face_5> said: bin blue at f two now']
+    assert t.visual == '<face_5> talking; desk' and t.semantic == ['<face_5> said: bin blue at f two now']
     t = fallback_topic(radio, '', 'test')
-    assert t.visual == '(nobody in view)' and t.semantic == [f'{UNSEEN_SPEAKER} said: And so my fellow Americans']
+    assert t.visual == 'nobody in view, an unseen speaker talking'
+    assert t.semantic == [f'{UNSEEN_SPEAKER} said: And so my fellow Americans']
 
 
 def test_speaking_face_is_the_one_seen_while_the_words_were_spoken() -> None:

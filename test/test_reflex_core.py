@@ -207,7 +207,8 @@ def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
     import lightomni_ros.core.reflex.engine as engine_module
 
     replies: list[str] = []
-    monkeypatch.setattr(engine_module, 'topic_from_reply', lambda seg, response, reply, *rest: replies.append(reply))
+    monkeypatch.setattr(engine_module, 'topic_from_reply',
+                        lambda seg, response, reply, *rest, **kw: replies.append(reply))
     segs = [SegmentInput(segment_id=30 + i, start=300.0 + 10 * i, end=305.0 + 10 * i, transcript=t,
                          face_ids=faces)
             for i, (t, faces) in enumerate([
@@ -236,11 +237,31 @@ def test_summarize_merge(engine):
 
 
 def test_parsing_repairs():
-    seg = SegmentInput(segment_id=1, start=0, end=10, transcript='hello, I drink tea every day', face_ids=['<face_2>'])
-    good = sleep.topic_from_reply(seg, 'hi', "```json\n{'visual': 'a kitchen', 'semantic': ['Bob likes tea',],}\n```")
-    assert good.producer == 'memory-adapter' and good.semantic == ['Bob likes tea'] and good.visual == 'a kitchen'
+    seg = SegmentInput(segment_id=1, start=0, end=10, transcript='hello, I drink tea every day', face_ids=['<face_2>'],
+                       visual_tags=['kitchen'])
+    good = sleep.topic_from_reply(seg, 'hi', "```json\n{'visual': '<face_2>, a kitchen', "
+                                             "'semantic': ['Bob likes tea',],}\n```")
+    assert good.producer == 'memory-adapter' and good.semantic == ['Bob likes tea']
+    assert good.visual == '<face_2>, a kitchen'
     bad = sleep.topic_from_reply(seg, 'hi', 'I cannot do that')
     assert bad.producer == 'fallback-parser' and 'not JSON' in bad.problem and bad.audio.startswith('hello')
+
+
+def test_a_description_of_what_was_seen_that_the_segment_did_not_show_is_replaced():
+    barack = SegmentInput(segment_id=4, start=0, end=5, transcript="Hi robot, I'm Barack.", face_ids=['<face_0>'],
+                          speaker_face='<face_0>', visual_tags=['prison'])
+    assert sleep.seen(barack) == '<face_0> talking; prison'
+    t = sleep.topic_from_reply(barack, '', '{"visual": "nobody in view, prison", "semantic": []}')
+    assert t.visual == '<face_0> talking; prison' and t.unseen_visual == 'nobody in view, prison'
+    assert sleep.seen_problem('nobody in view, prison', barack) == 'says nobody was in view'
+    assert sleep.seen_problem('Joe talking; prison', barack, {'<face_0>': 'Barack'}) == 'names nobody who was in view'
+    assert sleep.seen_problem('Barack talking; prison', barack, {'<face_0>': 'Barack'}) == ''
+    assert sleep.seen_problem('<face_0>, <face_3>; prison', barack) == 'names a face that was not in view'
+    # what was asked is not what was seen; a model that read the frames may describe more than the labels
+    asked = SegmentInput(segment_id=5, start=0, end=5, transcript='Robot, what sport does Barack like to play?')
+    assert sleep.seen(asked) == 'nobody in view, an unseen speaker talking'
+    assert 'play' in sleep.seen_problem('nobody in view, Barack likes to play.', asked, {'<face_0>': 'Barack'})
+    assert sleep.seen_problem('<face_0> talking; a man speaking to the camera', barack, saw_frames=True) == ''
 
 
 def test_facts_nothing_in_the_segment_said_are_not_stored():

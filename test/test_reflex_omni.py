@@ -104,7 +104,8 @@ def test_batched_memory_passes_keep_each_rows_mrope_positions(omni, monkeypatch)
     import lightomni_ros.core.reflex.engine as engine_module
 
     replies: list[str] = []
-    monkeypatch.setattr(engine_module, 'topic_from_reply', lambda seg, response, reply, *rest: replies.append(reply))
+    monkeypatch.setattr(engine_module, 'topic_from_reply',
+                        lambda seg, response, reply, *rest, **kw: replies.append(reply))
     monkeypatch.setattr(omni.backbone, 'test_model', False)
     segs = [seg(20), SegmentInput(segment_id=21, start=0.0, end=3.0, transcript='Hello there, robot.')]
     for s in segs:

@@ -152,10 +152,9 @@ def test_memory_targets_parse_into_topics(train):
     """The memory JSON the adapter learns is what topic_from_reply reads back, fact for fact."""
     for p in train['pairs']['memory'][:200]:
         seg = SegmentInput(segment_id=1, start=p['start'], end=p['end'], transcript=p['transcript'],
-                           typed_text=p['typed_text'],
-                           face_ids=p['face_ids'])
+                           typed_text=p['typed_text'], face_ids=p['face_ids'], visual_tags=p['visual_tags'])
         t = topic_from_reply(seg, '', '{' + P.memory_target(p['target']), names=p['names'])
-        assert t.producer == 'memory-adapter' and not t.dropped, (t.problem, t.dropped)
+        assert t.producer == 'memory-adapter' and not t.dropped and not t.unseen_visual, (t.problem, t.dropped)
         assert t.semantic == p['target']['semantic'] and t.visual == p['target']['visual']
         assert t.remembered == (p['target']['remembered'] or t.remembered)
         assert [r.text for r in t.reminders] == [r['text'] for r in p['target']['reminders']] or \
@@ -216,3 +215,16 @@ def test_write_and_load(tmp_path):
     sha = back['meta']['sha256']
     folder2 = synth.write(synth.generate('heldout', cfg=synth.SynthConfig(streams=1, segments=12)), tmp_path / 'x')
     assert synth.load_split(folder2)['meta']['sha256'] == sha
+
+
+def test_a_longer_held_out_split_keeps_the_first_streams_and_adds_new_ones(tmp_path, held):
+    from lightomni_ros.train.eval_answers import longer_heldout
+
+    cfg = synth.SynthConfig(streams=4, segments=44, noise_kinds=synth.HELDOUT_NOISE)
+    folder = longer_heldout(tmp_path, cfg, 6)
+    grown = synth.load_split(folder)['examples']
+    segments = ('stream', 'kind', 'query', 'transcript', 'speech', 'search', 'face_ids', 'noise')
+    first = [{k: e.get(k) for k in segments} for e in grown if e['stream'] < 4]
+    assert first == [{k: e.get(k) for k in segments} for e in held['examples']]
+    assert {e['stream'] for e in grown} == set(range(6))
+    assert longer_heldout(tmp_path, cfg, 6) == folder    # generated once

@@ -52,6 +52,7 @@ class TopicData:
     producer: str = ''                 # "memory-adapter" or "fallback-parser"
     problem: str = ''                  # why the fallback parser wrote it ('' when the model output parsed)
     dropped: list[str] = field(default_factory=list)   # facts of the model output that nothing in the segment said
+    unseen_visual: str = ''            # the model's description of what was seen, replaced: the segment did not show it
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""

@@ -406,6 +406,8 @@ class ReflexNode(LifecycleNode):
                 self.diag.count(f'topics.{topic.producer}')
                 if topic.dropped:       # facts nothing in the segment said: counted, never stored
                     self.diag.count('sleep.facts_not_heard', len(topic.dropped))
+                if topic.unseen_visual:     # a description of what was seen that the segment did not show
+                    self.diag.count('sleep.visual_not_seen')
             if step.error:
                 self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()

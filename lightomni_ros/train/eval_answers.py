@@ -13,7 +13,8 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
 - ``memory_pass``: ``valid_json`` (memory passes whose reply parsed into a Topic), ``fact_recall`` and
   ``fact_precision`` (stored facts and remembered items against the generator's gold facts, by normalised keyword
   match), ``speaker_correct`` (a recalled fact names its subject; speech of an unseen speaker or a device stored as
-  nobody's fact) and ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view);
+  nobody's fact), ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view) and
+  ``visual_replaced`` (descriptions of what was seen that the segment did not show, replaced by the rule's);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
@@ -29,6 +30,7 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import pathlib
@@ -72,9 +74,14 @@ class SegmentRun:
 
 
 def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
-    """valid_json, fact_recall, fact_precision, speaker_correct, unseen_as_person over the memory passes."""
+    """The memory-pass figures over the passes (module docstring).
+
+    valid_json, fact_recall, fact_precision, speaker_correct, unseen_as_person, and visual_replaced: the share of the
+    adapter's descriptions of what was seen that the segment did not show (replaced by the rule's).
+    """
     passes = [r for r in runs if r.topic is not None]
     valid = sum(r.topic.producer == 'memory-adapter' for r in passes)
+    replaced = sum(bool(r.topic.unseen_visual) for r in passes)
     gold_n = recalled = pred_n = precise = 0
     speaker_ok = speaker_n = unseen_bad = 0
     for r in passes:
@@ -102,6 +109,7 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     return {'passes': len(passes), 'valid_json': valid / max(1, len(passes)),
             'fact_recall': recalled / max(1, gold_n), 'fact_precision': precise / max(1, pred_n),
             'speaker_correct': speaker_ok / max(1, speaker_n), 'unseen_as_person': unseen_bad,
+            'visual_replaced': replaced / max(1, valid),
             'gold_facts': gold_n, 'stored_facts': pred_n}
 
 
@@ -378,6 +386,8 @@ def print_report(res: dict[str, Any]) -> None:
         v = res[sec][name]
         print(f'  {key:<32} {v if isinstance(v, int) else f"{v:.3f}":>8}   target {target}')
     a, d = res['answers'], res['decisions']
+    print(f'  memory pass: {res["memory_pass"]["visual_replaced"]:.3f} of the descriptions of what was seen were not '
+          f'what the segment showed (the rule\'s used instead)')
     print(f'  questions: {a["answerable"]} answerable, {a["unanswerable"]} unanswerable; replies by source '
           f'{json.dumps(a["by_source"])}')
     print(f'  speech precision {d["precision"]:.3f} recall {d["recall"]:.3f}; false speech on devices '
@@ -387,6 +397,23 @@ def print_report(res: dict[str, Any]) -> None:
     wrong = {k: v for k, v in a['by_kind'].items() if v['ok'] < v['n']}
     if wrong:
         print('  questions by kind (right / asked): ' + ', '.join(f'{k} {v["ok"]}/{v["n"]}' for k, v in wrong.items()))
+
+
+def longer_heldout(out_dir: pathlib.Path, heldout: Any, streams: int) -> pathlib.Path:
+    """The held-out split grown to ``streams`` streams, in its own folder under ``out_dir`` (generated unless there).
+
+    Each stream draws from its own seed, so the first streams are those of the shipped split (the same people,
+    segments and questions) and the rest are new: data no one has looked at, for a later round's unseen check. The
+    shipped split's folder is left as it is (``eval heads`` reads all of it).
+    """
+    from .synth import SPLIT_SEEDS, generate, write
+
+    folder = out_dir / f'heldout-{streams}'
+    meta = folder / 'heldout' / 'meta.json'
+    if meta.is_file() and json.loads(meta.read_text()).get('config', {}).get('streams') == streams:
+        return folder / 'heldout'
+    cfg = dataclasses.replace(heldout, streams=streams)
+    return write(generate('heldout', SPLIT_SEEDS['heldout'], cfg), folder)
 
 
 def register_area(areas: argparse._SubParsersAction) -> None:
@@ -401,6 +428,9 @@ def register_area(areas: argparse._SubParsersAction) -> None:
     a.add_argument('--streams', type=int, default=0, help='evaluate only the first N held-out streams (0: all)')
     a.add_argument('--skip-streams', type=int, default=0, metavar='N',
                    help='start after the first N held-out streams (a check on streams not looked at before)')
+    a.add_argument('--heldout-streams', type=int, default=0, metavar='N',
+                   help='grow the held-out split to N streams (the first ones unchanged, the rest never looked at; '
+                        'kept in its own cache folder); 0: the shipped split')
     a.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: torch default)')
     a.add_argument('--pack', default='', help='text backbone pack in the models dir (e.g. gemma-3-270m; default: '
                                               'the first one found, SmolLM2)')
@@ -413,7 +443,13 @@ def run(args: argparse.Namespace) -> int:
     from .synth import default_data_dir, ensure_splits
     from .train import default_synth_configs
 
-    data = args.data or ensure_splits(default_data_dir(), *default_synth_configs())['heldout']
+    train_cfg, heldout_cfg = default_synth_configs()
+    if args.data:
+        data = args.data
+    elif args.heldout_streams and args.heldout_streams != heldout_cfg.streams:
+        data = longer_heldout(default_data_dir(), heldout_cfg, args.heldout_streams)
+    else:
+        data = ensure_splits(default_data_dir(), train_cfg, heldout_cfg)['heldout']
     res = evaluate(data, args.models_dir or str(default_models_dir()), args.streams, args.threads, pack=args.pack,
                    skip=args.skip_streams)
     runs, windows = res.pop('_runs'), res.pop('_windows')

@@ -418,7 +418,8 @@ class ReflexEngine:
         """The Topic of a memory pass's generated ids (the prompt ends with the reply's opening brace)."""
         if self.backbone.test_model:
             return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
-        return topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(ids), self.tz, names)
+        return topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(ids), self.tz, names,
+                                saw_frames=self.backbone.kind == 'omni' and bool(seg.frames))
 
     @torch.no_grad()
     def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,

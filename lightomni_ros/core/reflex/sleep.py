@@ -79,10 +79,7 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
     turns = seg.said()
-    talking = {who for who, _ in turns} if seg.transcript.strip() else set()
-    # the face in view while speech was heard is the speaker: "a person talking" is what was seen
-    faces = [f'{f} talking' if f in talking else f for f in seg.face_ids]
-    visual = ', '.join(faces + seg.visual_tags) or '(nobody in view)'
+    visual = seen(seg)
     verb = 'typed' if seg.typed_text.strip() else 'said'
     # one fact per speaker turn: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ..."
     semantic = [f'{who} {verb}: {words}' for who, words in turns]
@@ -123,12 +120,62 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     return kept, dropped
 
 
+def seen(seg: SegmentInput) -> str:
+    """What was in view, by rule: the people (who spoke marked "talking"), then the frame labels.
+
+    "<face_1> talking, <face_2>; kitchen, mug"; with nobody in view "nobody in view", with "an unseen speaker talking"
+    when words were heard (the form the memory adapter is trained to write).
+    """
+    talking = {who for who, _ in seg.said()} if seg.transcript.strip() else set()
+    # the face in view while speech was heard is the speaker: "a person talking" is what was seen
+    people = [f'{f} talking' if f in talking else f for f in seg.face_ids]
+    if not people:
+        people = ['nobody in view'] + (['an unseen speaker talking'] if seg.transcript.strip() else [])
+    return '; '.join([', '.join(people)] + ([', '.join(seg.visual_tags)] if seg.visual_tags else []))
+
+
+_FACE_IDS = re.compile(r'<face_\d+>')
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
+#: words that say who was in view and how, not what was seen
+_PRESENCE = frozenset('nobody view talking typing unseen speaker person people someone'.split())
+
+
+def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = None, saw_frames: bool = False) -> str:
+    """Why the memory adapter's description of what was seen is not what the segment showed ('' when it is).
+
+    It says nobody was in view while someone was, or names nobody who was; and, when the model saw no frames (a text
+    backbone reads faces and labels only), it holds a word that is no frame label and no name (known to memory or
+    said in the segment: "I'm Vera" may make "Vera talking"). "nobody in view, Barack likes to play." was written for
+    a question about Barack: what was said is not what was seen.
+    """
+    low = visual.lower()
+    faces = set(seg.face_ids)
+    if faces and 'nobody in view' in low:
+        return 'says nobody was in view'
+    named = {f: n.lower() for f, n in (names or {}).items() if n}
+    # a name said in the segment may name the speaker already ("I'm Vera": "Vera talking")
+    said_names = {w.lower() for w in _CAPITALISED.findall(seg.utterance)}
+    shown = {f for f in faces if f in visual or (f in named and named[f] in low)}
+    if faces and not shown and not any(re.search(rf'\b{n}\b', low) for n in said_names):
+        return 'names nobody who was in view'
+    if set(_FACE_IDS.findall(visual)) - faces:
+        return 'names a face that was not in view'
+    if saw_frames:
+        return ''
+    labels = {w.split("'")[0] for w in content_words(' '.join(seg.visual_tags))}
+    known = set(named.values()) | said_names
+    extra = sorted(w for w in content_words(_IDS.sub(' ', visual)) - known - _PRESENCE if not _supported(w, labels))
+    return f'holds words nothing in the segment showed ({", ".join(extra)})' if extra else ''
+
+
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
-                     names: dict[str, str] | None = None) -> TopicData:
+                     names: dict[str, str] | None = None, saw_frames: bool = False) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
     Facts that share no word with the segment are left out (:func:`heard_facts`, with the ``names`` memory knows);
-    the Topic's ``dropped`` lists them.
+    the Topic's ``dropped`` lists them. A description of what was seen that the segment did not show
+    (:func:`seen_problem`; ``saw_frames``: the model read the keyframes) is replaced by the rule's (:func:`seen`);
+    ``unseen_visual`` keeps the model's.
     """
     obj = parse_json_object(reply)
     if obj is None:
@@ -138,6 +185,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     audio = ' '.join(_strings(obj.get('audio')))
     if not (semantic or visual or audio):
         return fallback_topic(seg, response, 'memory pass JSON has no visual/audio/semantic content', tz)
+    unseen = visual if visual and seen_problem(visual, seg, names, saw_frames) else ''
+    visual = seen(seg) if unseen or not visual else visual
     said = seg.utterance
     remembered, dropped_pins = heard_facts(_strings(obj.get('remembered')), seg, names)
     remembered = remembered or find_remembered(said)
@@ -150,7 +199,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
                      semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
                      raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter',
-                     dropped=dropped + dropped_pins)
+                     dropped=dropped + dropped_pins, unseen_visual=unseen)
 
 
 def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
