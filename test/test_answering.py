@@ -130,7 +130,8 @@ def test_a_quote_of_what_a_radio_said_comes_from_the_radio(embed) -> None:
     said = extractive_answer('Robot, what did they say on TV about the ferry?', mems, embed, ROBOT)
     assert 'cancelled' in said and 'any news' not in said, said
     # asked what a person said, their question is the answer only when they said nothing else
-    assert 'any news' in extractive_answer('Robot, what did the person on the balcony say?', mems[:1], embed, ROBOT)
+    assert extractive_answer('Robot, what did the person on the balcony say?', mems[:1], embed, ROBOT) == \
+        'From memory: a person said: Any news about the ferry?'
 
 
 def test_a_refusal_to_say_what_someone_said_stands_only_when_nothing_they_said_is_remembered() -> None:
@@ -184,6 +185,9 @@ def test_a_quote_says_the_sentences_that_answer_and_who_said_them() -> None:
     # the next sentence goes on about the one asked about
     laptop = answer_part('Kwame said: I lost my laptop. It is in the kitchen. I like tea.', {stem('laptop')})
     assert laptop == 'Kwame said: I lost my laptop. It is in the kitchen.'
+    # neither the call to the robot nor the opening of a request to remember answers anything
+    thermos = 'a person said: Robot, tell me, keep in mind that my thermos is in the green basket.'
+    assert answer_part(thermos, {stem('thermos')}, ['robot']) == 'a person said: My thermos is in the green basket.'
     # told only by what was seen: the episode stays whole; asked what was said (no topic): all of it
     assert answer_part('I saw a red kite and heard "look up"', {stem('kite')}) == 'I saw a red kite and heard "look up"'
     assert answer_part(intro, set()) == intro
@@ -196,3 +200,11 @@ def test_a_second_quote_that_adds_nothing_is_not_said(embed) -> None:
                                      'basketball on weekends."; answered "Nice to meet you, Barack."')]
     reply = extractive_answer('Robot, what sport does Barack like to play?', mems, embed, ROBOT)
     assert reply == 'From memory: Barack said: I love playing basketball on weekends.', reply
+
+
+def test_two_quotes_of_one_speaker_name_the_speaker_once(embed) -> None:
+    radio = 'an unseen speaker (radio, TV, phone or out of sight)'
+    mems = [MemoryItem('semantic:1', f'{radio} said: Ask not!'),
+            MemoryItem('semantic:2', f'{radio} said: And so my fellow Americans.')]
+    said = extractive_answer('Robot, what did the man on the radio say?', mems, embed, ROBOT)
+    assert said.count('an unseen speaker said:') == 1 and 'Ask not!' in said and 'fellow Americans' in said, said

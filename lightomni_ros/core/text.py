@@ -1,10 +1,11 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Reading people out of plain text (shared by perception, reflex and consolidation, so it depends on none of them)."""
+"""Reading people and statements out of plain text (shared by perception, reflex and consolidation; depends on none)."""
 
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
 #: "my name is Ana", "I'm Ana", "call me Ana": the phrase is matched in any case, the name must be capitalised
 _INTRO = re.compile(r"\b(?i:my name is|my name's|i am called|i'm called|i am|i'm|call me)\s+([A-Z][a-z]+)\b")
@@ -60,5 +61,29 @@ def introduced_name(text: str) -> str:
     return ''
 
 
-__all__ = ['CALENDAR_WORDS', 'introduced_name', 'introduced_other', 'UNSEEN_SPEAKER', 'VOICE_SPEAKER',
-           'unseen_voice', 'resolve_voices']
+def unaddressed(words: str, robot: Sequence[str]) -> str:
+    """Words without their call to the robot ("Robot, tell me, the trip is ..." -> "The trip is ...")."""
+    if not robot:
+        return words
+    names = '|'.join(re.escape(n) for n in robot)
+    rest = re.sub(rf'^(?:(?:hey|hi|hello|okay|ok|excuse me|listen|right|yo)[,\s]+)?(?:{names})\b[,.!]?\s*'
+                  r'(?:tell me\b[,.]?\s*)?', '', words, flags=re.I)
+    return rest[:1].upper() + rest[1:] if rest else words
+
+
+#: how a request to remember opens ("Please keep in mind: ...", "remember that ..."): the event is what follows
+_KEEP = re.compile(r"^(?:please[,\s]+)?(?:keep in mind|remember|note|don't forget|do not forget)\b(?: that\b)?[:,]?\s*",
+                   re.I)
+#: when a reminder is due ("remind me in two minutes to ..."): the reminder itself is the event
+_DUE = re.compile(r'\bremind me (?:in|at|after|by) [^,.;]*? to\b', re.I)
+
+
+def gist(words: str) -> str:
+    """Words without the framing of a request to remember or a reminder's due time: room for what was said."""
+    words = _DUE.sub('remind me to', words.strip())
+    rest = _KEEP.sub('', words)
+    return rest[:1].upper() + rest[1:] if rest and rest != words else words
+
+
+__all__ = ['CALENDAR_WORDS', 'gist', 'unaddressed', 'introduced_name', 'introduced_other', 'UNSEEN_SPEAKER',
+           'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

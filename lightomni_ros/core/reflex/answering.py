@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..text import CALENDAR_WORDS
+from ..text import CALENDAR_WORDS, gist, unaddressed
 from .grounding import (asks, content_words, holds_only_a_question, is_quote_question, is_refusal, said_by, said_in,
                         speakable, stem)
 from .prompts import face_names
@@ -198,9 +198,9 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       margin: float = 0.05) -> str:
     """Quote the memories that could answer ``question``, closest first (a second only when nearly as close).
 
-    Of each memory only the sentences about what the question asks are said (:func:`answer_part`), and a second
-    quote only when it adds a word to the first. '' when none could answer: a quote of something else would be no
-    answer (the caller says it does not know).
+    Of each memory only the sentences about what the question asks are said (:func:`answer_part`), a second quote
+    only when it adds a word to the first, and who said it once when both are theirs. '' when none could answer: a
+    quote of something else would be no answer (the caller says it does not know).
     """
     quote = is_quote_question(question)
     facts = answering(question, memories, ignore, quote=quote)
@@ -217,11 +217,16 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     parts: list[str] = []
     said: set[str] = set()
     for i in chosen:
-        part = answer_part(texts[i], topic)
+        part = answer_part(texts[i], topic, ignore)
         words = _stems(content_words(part)) - _stems(_FRAME)
-        if not parts or words - said:
+        if parts and not words - said:
+            continue
+        who = _SPOKEN_SAID.match(part)
+        if parts and who and parts[-1].startswith(who.group(1)):     # the same speaker: said once
+            parts[-1] += ' ' + who.group(2)
+        else:
             parts.append(part)
-            said |= words
+        said |= words
     return QUOTE + ' '.join(parts)
 
 
@@ -233,14 +238,15 @@ _SPOKEN_SAID = re.compile(r'^([^:"]{1,80}? (?:said|typed): )(.*)$', re.S)
 _GOES_ON = re.compile(r"^(?:it|it's|they|they're|he|he's|she|she's|that|this|there|these|those)\b", re.I)
 
 
-def answer_part(text: str, topic: set[str]) -> str:
+def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
     """The part of a spoken memory that answers: the sentences about ``topic`` (word stems), with who said them.
 
     An episode's frame labels and bystanders are no answer ("I saw nobody in view, prison and heard ..." becomes
-    "I heard: ..."; with Ana in view and talking, "Ana said: ..."), and of what someone said in several sentences
-    only those about what was asked are said, each with the sentence after it when that one goes on about it. With no
-    topic (asked what someone said), everything that was said. A memory that tells ``topic`` only by what was seen
-    stays whole.
+    "I heard: ..."; with Ana in view and talking, "Ana said: ..."), nor are a call to the robot (``robot``: its names)
+    and the opening of a request to remember ("Robot, keep in mind that my thermos ..." says "My thermos ..."). Of
+    what someone said in several sentences only those about what was asked are said, each with the sentence after it
+    when that one goes on about it; with no topic (asked what someone said), everything that was said. A memory that
+    tells ``topic`` only by what was seen stays whole.
     """
     episode = _SPOKEN_EPISODE.match(text)
     if episode:
@@ -255,7 +261,7 @@ def answer_part(text: str, topic: set[str]) -> str:
     else:
         said = _SPOKEN_SAID.match(text)
         prefix, body = (said.group(1), said.group(2)) if said else ('', text)
-    sentences = [s for s in re.split(r'(?<=[.!?])\s+', body.strip()) if s]
+    sentences = [s for s in re.split(r'(?<=[.!?])\s+', gist(unaddressed(body.strip(), robot))) if s]
     if topic:
         keep = {i for i, s in enumerate(sentences) if topic & _stems(content_words(s))}
         keep |= {i + 1 for i in keep if i + 1 < len(sentences) and _GOES_ON.match(sentences[i + 1])}

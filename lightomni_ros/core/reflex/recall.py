@@ -13,6 +13,7 @@ import datetime as _dt
 import re
 from typing import Sequence
 
+from ..text import gist, unaddressed
 from .types import MemoryItem, StateNode
 
 #: "what happened ...", "what did I do ...", "summarize ...", "how was my day", "tell me about this morning"
@@ -56,30 +57,6 @@ _ACTIVE = re.compile(r'([^,;]+?) (talking|typing)\b')
 _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
 
 
-def _unaddressed(words: str, robot: Sequence[str]) -> str:
-    """Words without their call to the robot ("Robot, tell me, the trip is ..." -> "The trip is ...")."""
-    if not robot:
-        return words
-    names = '|'.join(re.escape(n) for n in robot)
-    rest = re.sub(rf'^(?:(?:hey|hi|hello|okay|ok|excuse me|listen|right|yo)[,\s]+)?(?:{names})\b[,.!]?\s*'
-                  r'(?:tell me\b[,.]?\s*)?', '', words, flags=re.I)
-    return rest[:1].upper() + rest[1:] if rest else words
-
-
-#: how a request to remember opens ("Please keep in mind: ...", "remember that ..."): the event is what follows
-_KEEP = re.compile(r"^(?:please[,\s]+)?(?:keep in mind|remember|note|don't forget|do not forget)\b(?: that\b)?[:,]?\s*",
-                   re.I)
-#: when a reminder is due ("remind me in two minutes to ..."): the reminder itself is the event
-_DUE = re.compile(r'\bremind me (?:in|at|after|by) [^,.;]*? to\b', re.I)
-
-
-def _gist(words: str) -> str:
-    """Words without the framing of a request to remember or a reminder's due time: room for what was said."""
-    words = _DUE.sub('remind me to', words.strip())
-    rest = _KEEP.sub('', words)
-    return rest[:1].upper() + rest[1:] if rest and rest != words else words
-
-
 def told(script: str, robot: Sequence[str] = ()) -> str:
     """An episodic script as an event of a summary: who said what ('Ana said "..."'), else what was seen.
 
@@ -93,7 +70,7 @@ def told(script: str, robot: Sequence[str] = ()) -> str:
     saw = _SAW.match(script)
     who = _ACTIVE.search(saw.group(1)) if saw else None
     name, verb = (who.group(1).strip(), 'typed' if who.group(2) == 'typing' else 'said') if who else ('someone', 'said')
-    return f'{name} {verb} "{_gist(_unaddressed(heard.group(1).strip(), robot))}"'
+    return f'{name} {verb} "{gist(unaddressed(heard.group(1).strip(), robot))}"'
 
 
 def _spread(items: list, n: int) -> list:
