@@ -98,6 +98,7 @@ def test_a_confirmation_does_not_answer_a_question() -> None:
     # a question asked as a request, without its question mark; a reminder request with a "when" stays one
     assert reply_problem('Okay, I will remember that.', 'excuse me robot remind me when the school trip is', mems)
     assert reply_problem('Okay, I will remind you.', 'Robot, remind me when I get home to call Mom.', mems) == ''
+    assert reply_problem('Thanks, I will keep that in mind.', 'excuse me row bot any news about the pool', mems)
 
 
 def test_what_someone_only_asked_grounds_nothing() -> None:

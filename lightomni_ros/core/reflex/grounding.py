@@ -134,10 +134,11 @@ _LEAD = frozenset('okay ok hey hi hello excuse me robot assistant tell please so
                   .split())
 
 
-#: a question asked as a request: "tell me where ...", "any idea when ...", "remind me what ..." (not a reminder
-#: request: "remind me when I get home to call Ana" says what to do)
-_ASKED_AS_REQUEST = re.compile(r"\b(?:tell me|any idea|do you know|you know|remind me) (?:what|where|when|who|whom|"
-                               r"whose|which|why|how)\b(?!.*\bto [a-z]+)", re.I | re.S)
+#: a question asked as a request: "tell me where ...", "any idea when ...", "remind me what ...", "any news about ..."
+#: (not a reminder request: "remind me when I get home to call Ana" says what to do)
+_ASKED_AS_REQUEST = re.compile(r"\b(?:(?:tell me|any idea|do you know|you know|remind me) (?:what|where|when|who|"
+                               r"whom|whose|which|why|how)\b(?!.*\bto [a-z]+)"
+                               r"|any (?:news|word|updates?) (?:about|on)\b)", re.I | re.S)
 
 
 def asks(text: str) -> bool:
