@@ -95,3 +95,11 @@ def test_who_am_i_is_answered_from_the_profile_of_who_asks() -> None:
     assert who_am_i('Robot, what is my name?', '<face_2>', names) == 'You are Mei.'
     assert who_am_i('Robot, who am I?', '<face_3>', names) == "I don't know your name yet."
     assert who_am_i('Robot, who is Mei?', '<face_1>', names) == ''
+
+
+def test_a_turn_that_only_asks_is_no_fact() -> None:
+    asked = SegmentInput(segment_id=5, start=0, end=5, typed_text='When is the team meeting?')
+    t = fallback_topic(asked, '', 'test')
+    assert t.semantic == [] and t.audio == 'When is the team meeting?'
+    told = SegmentInput(segment_id=6, start=0, end=5, transcript="I'm Joe. Where are my keys?", face_ids=['<face_1>'])
+    assert fallback_topic(told, '', 'test').semantic == ["<face_1> said: I'm Joe. Where are my keys?"]

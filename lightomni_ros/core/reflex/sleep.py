@@ -21,7 +21,7 @@ from typing import Any
 from ..text import introduced_name
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .grounding import content_words, stem
+from .grounding import asks, content_words, stem
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -75,14 +75,21 @@ def find_remembered(text: str) -> list[str]:
     return [m.group('fact').strip(' ,.') for m in _REMEMBER.finditer(text) if m.group('fact').strip()]
 
 
+def only_asks(words: str) -> bool:
+    """Whether every sentence of ``words`` asks a question ("Robot, what did you see in the video clip?")."""
+    sentences = [s for s in re.split(r'(?<=[.!?])\s+', words.strip()) if s]
+    return bool(sentences) and all(asks(s) for s in sentences)
+
+
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
     turns = seg.said()
     visual = seen(seg)
     verb = 'typed' if seg.typed_text.strip() else 'said'
-    # one fact per speaker turn: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ..."
-    semantic = [f'{who} {verb}: {words}' for who, words in turns]
+    # one fact per speaker turn: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ..."; a turn that
+    # only asks is no fact (the episode keeps what was asked)
+    semantic = [f'{who} {verb}: {words}' for who, words in turns if not only_asks(words)]
     # a voice linked to a face out of view still ties what was said to that person's profile
     heard_faces = [t.face_id for t in seg.turns if t.face_id and t.text.strip()]
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end,
