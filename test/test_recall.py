@@ -74,6 +74,9 @@ def test_a_summary_tells_who_said_what_and_puts_statements_first() -> None:
     assert told('saw Ana talking; hall; heard "Please remind me in two minutes to check the oven."') == \
         'Ana said "Please remind me to check the oven."'
     assert told('saw Ana talking; hall; heard "Remembering names is hard."') == 'Ana said "Remembering names is hard."'
+    assert told('saw Joe talking; hall; heard "Hello, my name is Joe, remember that my keys are in the drawer"') == \
+        'Joe said "My name is Joe, my keys are in the drawer"'
+    assert told('saw Ana talking; hall; heard "I remember that day well."') == 'Ana said "I remember that day well."'
     scripts = ['saw <face_1> talking; hall; heard "Robot, where is my bag?"', 'saw <face_1>; hall',
                'saw Bob talking; hall; heard "The printer is upstairs."', 'saw <face_1>; garden',
                'saw <face_1> talking; hall; heard "I fixed the bike."']

@@ -71,17 +71,23 @@ def unaddressed(words: str, robot: Sequence[str]) -> str:
     return rest[:1].upper() + rest[1:] if rest else words
 
 
-#: how a request to remember opens ("Please keep in mind: ...", "remember that ..."): the event is what follows
-_KEEP = re.compile(r"^(?:please[,\s]+)?(?:keep in mind|remember|note|don't forget|do not forget)\b(?: that\b)?[:,]?\s*",
-                   re.I)
+#: how a request to remember opens ("Please keep in mind: ...", "..., remember that ..."): the event is what follows
+_KEEP = re.compile(r"(?:^|(?<=[,;]\s))(?:please[,\s]+)?(?:keep in mind|remember|note|don't forget|do not forget)\b"
+                   r"(?: that\b)?[:,]?\s*", re.I)
+#: a greeting that opens what was said ("Hello, my name is Joe"): no part of what happened
+_GREETING = re.compile(r"^(?:hello|hi|hey|good (?:morning|afternoon|evening))[,!.]\s*", re.I)
 #: when a reminder is due ("remind me in two minutes to ..."): the reminder itself is the event
 _DUE = re.compile(r'\bremind me (?:in|at|after|by) [^,.;]*? to\b', re.I)
 
 
 def gist(words: str) -> str:
-    """Words without the framing of a request to remember or a reminder's due time: room for what was said."""
+    """Words without an opening greeting, the framing of a request to remember or a reminder's due time.
+
+    What is left is what was said: "Hello, my name is Joe, remember that my keys are in the drawer" -> "My name is
+    Joe, my keys are in the drawer".
+    """
     words = _DUE.sub('remind me to', words.strip())
-    rest = _KEEP.sub('', words)
+    rest = _KEEP.sub('', _GREETING.sub('', words))
     return rest[:1].upper() + rest[1:] if rest and rest != words else words
 
 
