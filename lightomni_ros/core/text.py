@@ -80,6 +80,11 @@ _GREETING = re.compile(r"^(?:hello|hi|hey|good (?:morning|afternoon|evening))[,!
 _DUE = re.compile(r'\bremind me (?:in|at|after|by) [^,.;]*? to\b', re.I)
 
 
+def sentences(text: str) -> list[str]:
+    """The sentences of ``text``, split after ".", "!" or "?"."""
+    return [s for s in re.split(r'(?<=[.!?])\s+', text.strip()) if s]
+
+
 def gist(words: str) -> str:
     """Words without an opening greeting, the framing of a request to remember or a reminder's due time.
 
@@ -91,5 +96,5 @@ def gist(words: str) -> str:
     return rest[:1].upper() + rest[1:] if rest and rest != words else words
 
 
-__all__ = ['CALENDAR_WORDS', 'gist', 'unaddressed', 'introduced_name', 'introduced_other', 'UNSEEN_SPEAKER',
-           'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']
+__all__ = ['CALENDAR_WORDS', 'gist', 'sentences', 'unaddressed', 'introduced_name', 'introduced_other',
+           'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

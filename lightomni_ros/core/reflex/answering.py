@@ -25,9 +25,9 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..text import CALENDAR_WORDS, gist, unaddressed
-from .grounding import (asks, content_words, holds_only_a_question, is_quote_question, is_refusal, said_by, said_in,
-                        speakable, stem)
+from ..text import CALENDAR_WORDS, gist, sentences, unaddressed
+from .grounding import (SAID_AS_FACT, asks, content_words, holds_only_a_question, is_quote_question, is_refusal,
+                        said_by, said_in, speakable, stem)
 from .prompts import face_names
 from .types import MemoryItem
 
@@ -63,8 +63,8 @@ def _mentions(text: str, people: set[str]) -> bool:
     return any(re.search(rf'\b{re.escape(p)}\b', text) for p in people)
 
 
-#: an episode as speakable renders it: 'I saw Ana talking, Bob; kitchen and heard "..."'
-_EPISODE = re.compile(r'^i saw (.*?)( and heard ".*)$', re.S)
+#: an episode as :func:`~.grounding.speakable` says it: 'I saw Ana talking, Bob; kitchen and heard "..."'
+_SPOKEN_EPISODE = re.compile(r'^I saw (.*?) and heard "(.*)"\.?$', re.S | re.I)
 
 
 def _about(text: str) -> str:
@@ -73,11 +73,11 @@ def _about(text: str) -> str:
     What Ana said in Bob's presence is not about Bob, and a laptop in view while Ana spoke of Hanoi is not what she
     said about a laptop.
     """
-    m = _EPISODE.match(text)
+    m = _SPOKEN_EPISODE.match(text)
     if not m:
         return text
     seen = m.group(1).split('; ')[0].split(', ')
-    return f'i saw {", ".join(p for p in seen if p.endswith((" talking", " typing")))}{m.group(2)}'
+    return f'i saw {", ".join(p for p in seen if p.endswith((" talking", " typing")))} and heard "{m.group(2)}"'
 
 
 def _stems(words: set[str]) -> set[str]:
@@ -221,7 +221,7 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
         words = _stems(content_words(part)) - _stems(_FRAME)
         if parts and not words - said:
             continue
-        who = _SPOKEN_SAID.match(part)
+        who = SAID_AS_FACT.match(part)
         if parts and who and parts[-1].startswith(who.group(1)):     # the same speaker: said once
             parts[-1] += ' ' + who.group(2)
         else:
@@ -230,10 +230,6 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     return QUOTE + ' '.join(parts)
 
 
-#: an episode as :func:`~.grounding.speakable` says it: 'I saw Ana talking, Bob; kitchen and heard "..."'
-_SPOKEN_EPISODE = re.compile(r'^I saw (.*?) and heard "(.*)"\.?$', re.S)
-#: a transcript stored as a fact: "Ana said: ...", "someone typed: ..."
-_SPOKEN_SAID = re.compile(r'^([^:"]{1,80}? (?:said|typed): )(.*)$', re.S)
 #: a sentence that goes on about the one before ("I lost my laptop. It is in the kitchen now.")
 _GOES_ON = re.compile(r"^(?:it|it's|they|they're|he|he's|she|she's|that|this|there|these|those)\b", re.I)
 
@@ -259,15 +255,15 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
                   if active else 'I heard: ')
         body = heard
     else:
-        said = _SPOKEN_SAID.match(text)
-        prefix, body = (said.group(1), said.group(2)) if said else ('', text)
-    sentences = [s for s in re.split(r'(?<=[.!?])\s+', gist(unaddressed(body.strip(), robot))) if s]
+        fact = SAID_AS_FACT.match(text)
+        prefix, body = (fact.group(1), fact.group(2)) if fact else ('', text)
+    said = sentences(gist(unaddressed(body.strip(), robot)))
     if topic:
-        keep = {i for i, s in enumerate(sentences) if topic & _stems(content_words(s))}
-        keep |= {i + 1 for i in keep if i + 1 < len(sentences) and _GOES_ON.match(sentences[i + 1])}
+        keep = {i for i, s in enumerate(said) if topic & _stems(content_words(s))}
+        keep |= {i + 1 for i in keep if i + 1 < len(said) and _GOES_ON.match(said[i + 1])}
         if keep:
-            sentences = [s for i, s in enumerate(sentences) if i in keep]
-    part = prefix + ' '.join(sentences)
+            said = [s for i, s in enumerate(said) if i in keep]
+    part = prefix + ' '.join(said)
     return part if part.endswith(('.', '!', '?')) else part + '.'
 
 

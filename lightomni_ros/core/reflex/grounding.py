@@ -69,7 +69,8 @@ def said_in(memory: MemoryItem) -> str:
 
 
 _HEARD = re.compile(r'heard "([^"]*)"')
-_SAID = re.compile(r'^[^:"]{1,80}? (?:said|typed): (.*)$', re.S)
+#: a transcript stored as a fact: "<face_1> said: ...", "someone typed: ..." (who with the verb, then the words)
+SAID_AS_FACT = re.compile(r'^([^:"]{1,80}? (?:said|typed): )(.*)$', re.S)
 
 
 def holds_only_a_question(text: str) -> bool:
@@ -80,8 +81,8 @@ def holds_only_a_question(text: str) -> bool:
     """
     heard = _HEARD.findall(text)
     if not heard:       # a transcript stored as a fact: "<face_1> said: ...", "someone typed: ..."
-        said = _SAID.match(_SPAN.sub('', text.strip()))
-        heard = [said.group(1)] if said else []
+        said = SAID_AS_FACT.match(_SPAN.sub('', text.strip()))
+        heard = [said.group(2)] if said else []
     return bool(heard) and all(h.strip().endswith('?') for h in heard)
 
 

@@ -18,7 +18,7 @@ import re
 import threading
 from typing import Any
 
-from ..text import introduced_name
+from ..text import introduced_name, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .grounding import asks, content_words, stem
@@ -77,8 +77,8 @@ def find_remembered(text: str) -> list[str]:
 
 def only_asks(words: str) -> bool:
     """Whether every sentence of ``words`` asks a question ("Robot, what did you see in the video clip?")."""
-    sentences = [s for s in re.split(r'(?<=[.!?])\s+', words.strip()) if s]
-    return bool(sentences) and all(asks(s) for s in sentences)
+    said = sentences(words)
+    return bool(said) and all(asks(s) for s in said)
 
 
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
@@ -211,7 +211,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
 
 def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
     """A labelled non-model merge: the first sentence of each text, joined, bounded."""
-    firsts = [re.split(r'(?<=[.!?])\s', t.strip())[0] for t in texts if t.strip()]
+    firsts = [sentences(t)[0] for t in texts if t.strip()]
     out = ' '.join(firsts)
     return out[:max_chars].rstrip()
 
