@@ -12,7 +12,7 @@ import pytest
 from lightomni_ros.core.reflex import prompts as P
 from lightomni_ros.core.reflex.sleep import topic_from_reply
 from lightomni_ros.core.reflex.types import SegmentInput
-from lightomni_ros.train import pairs, phrasing, synth, templates, world
+from lightomni_ros.train import pairs, phrasing, restate, synth, templates, world
 from lightomni_ros.train.eval_answers import has, matches
 from lightomni_ros.train.questions import REFUSALS
 
@@ -142,6 +142,41 @@ def test_the_episode_draws_leave_the_streams_unchanged(monkeypatch):
     assert a['pairs']['generation'] != b['pairs']['generation']
 
 
+def test_the_second_wordings_are_no_phrasing_of_either_split():
+    """The memory pairs' second wordings are new to training and never a held-out phrasing."""
+    said = {t[0] if isinstance(t, tuple) else t for items in restate.RESTATE.values() for t in items}
+    assert not said & templates.flat('heldout') and not said & templates.flat('train')
+    for key, items in restate.RESTATE.items():
+        assert key in templates.TEMPLATES['train'], key
+        kept = templates.TEMPLATES['train'][key]
+        assert {type(t) for t in items} == {type(t) for t in kept}, key      # objects keep their owner form
+
+
+def test_a_segment_said_another_way_is_a_second_memory_pair_with_the_same_facts(train, held):
+    """Training statements also come in a second wording (same target, same words for the facts); nothing else moves."""
+    mem = train['pairs']['memory']
+    twins = [(a, b) for a, b in zip(mem, mem[1:]) if a['start'] == b['start'] and a['target'] == b['target']]
+    assert len(twins) >= 50
+    kinds = set()
+    for a, b in twins:
+        assert (a['transcript'], a['typed_text']) != (b['transcript'], b['typed_text'])
+        text = (b['transcript'] + ' ' + b['typed_text']).lower()
+        assert all(k.lower() in text for f in b['facts'] for k in f['keywords']), (a, b)
+        kinds.add(b['kind'])
+    assert {'state', 'remember', 'intro', 'event', 'object_state'} <= kinds
+    assert not any(e.get('restated') for e in held['examples'])
+    # the second wordings draw from their own generator: without them the streams are the same
+    original = synth.generate('train', 0, SMALL)
+    no_bank = dict.fromkeys(restate.RESTATE, ())
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(restate, 'RESTATE', no_bank)
+        plain = synth.generate('train', 0, SMALL)
+    assert [{k: v for k, v in e.items() if k != 'restated'} for e in original['examples']] == plain['examples']
+    assert original['pairs']['generation'] == plain['pairs']['generation']
+    assert [p for p in original['pairs']['memory'] if p in plain['pairs']['memory']] == plain['pairs']['memory']
+    assert len(original['pairs']['memory']) > len(plain['pairs']['memory'])
+
+
 def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):
     for e in train['examples']:
         if e['kind'] == 'state' and e['transcript'] and len(e['face_ids']) > 1 and not e['speaker_face']:
@@ -150,9 +185,10 @@ def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):
 
 def test_memory_targets_parse_into_topics(train):
     """The memory JSON the adapter learns is what topic_from_reply reads back, fact for fact."""
-    for p in train['pairs']['memory'][:200]:
+    for p in train['pairs']['memory']:
         seg = SegmentInput(segment_id=1, start=p['start'], end=p['end'], transcript=p['transcript'],
-                           typed_text=p['typed_text'], face_ids=p['face_ids'], visual_tags=p['visual_tags'])
+                           typed_text=p['typed_text'], face_ids=p['face_ids'], visual_tags=p['visual_tags'],
+                           speaker_face=p['speaker_face'])
         t = topic_from_reply(seg, '', '{' + P.memory_target(p['target']), names=p['names'])
         assert t.producer == 'memory-adapter' and not t.dropped and not t.unseen_visual, (t.problem, t.dropped)
         assert t.semantic == p['target']['semantic'] and t.visual == p['target']['visual']

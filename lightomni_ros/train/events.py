@@ -41,7 +41,7 @@ def state(st: Stream, addressed: bool = False) -> Said | None:
     if speaker is None:          # nobody singled out: a first-person fact has no subject memory could name
         facts, teach = [], []
     if addressed:
-        text = f'{st.wake()} ' + st.rng.choice(st.tpl['tell_robot']).format(statement=text)
+        text = f'{st.wake()} ' + st.render('tell_robot', st.rng.choice(st.tpl['tell_robot']), statement=text)
         return Said('tell_robot', 'robot', present, speaker, text, speech=1, response=ACK, facts=facts, teach=teach)
     return Said('state', 'person', present, speaker, capital(text), facts=facts, teach=teach)
 
@@ -57,7 +57,7 @@ def about(st: Stream) -> Said | None:
     value, kw = target.attrs[attr]
     # the words name the person; memory writes that name
     f = fact(ATTR_FACT[attr].format(who=target.name, value=value), target.name, [kw])
-    text = capital(st.rng.choice(st.tpl[key]).format(name=target.name, value=value))
+    text = capital(st.render(key, st.rng.choice(st.tpl[key]), name=target.name, value=value))
     return Said('about', 'person', present, speaker, text, facts=[f],
                 teach=[(('attr', target.face, attr), f, {'kw': kw})])
 
@@ -78,13 +78,13 @@ def intro(st: Stream) -> Said | None:
     tpl = st.rng.choice([t for t in st.tpl['intro'] if 'robot' in t.lower() or len(present) == 1])
     person.introduced = True
     learned = {person.face: person.name}
-    text = tpl.format(name=person.name)
+    text = st.render('intro', tpl, name=person.name)
     facts = [fact(f'{person.face} is called {person.name}.', person.face, [person.name])]
     teach = [(('name', person.face), facts[0], {'kw': person.name.lower()})]
     remembered = []
     if st.rng.random() < st.cfg.multi_fact:
         clause, f, key, info = object_clause(st, person, learned)
-        text = text.rstrip('.') + ', ' + st.rng.choice(st.tpl['remember']).format(clause=clause)
+        text = text.rstrip('.') + ', ' + st.render('remember', st.rng.choice(st.tpl['remember']), clause=clause)
         remembered, teach = [f], teach + [(key, f, info)]
     return Said('intro', 'robot', present, person, text, speech=1, response=f'Nice to meet you, {person.name}.',
                 facts=facts, remembered=remembered, learn=learned, teach=teach)
@@ -98,7 +98,7 @@ def intro_other(st: Stream) -> Said | None:
     other = st.rng.choice(fresh)
     speaker = st.rng.choice([p for p in st.people if p is not other])
     other.introduced = True
-    text = st.rng.choice(st.tpl['intro_other']).format(other=other.name)
+    text = st.render('intro_other', st.rng.choice(st.tpl['intro_other']), other=other.name)
     f = fact(f'{other.face} is called {other.name}.', other.face, [other.name])
     return Said('intro_other', 'robot', [speaker, other], speaker, text, speech=1,
                 response=f'Nice to meet you, {other.name}.', facts=[f], learn={other.face: other.name},
@@ -140,7 +140,9 @@ def object_state(st: Stream, move: bool = False) -> Said | None:
     pool = [t for t, o in st.tpl['object_move' if move else 'object_state'] if (o == 'own') == own]
     if not pool:
         return None
-    text = capital(st.rng.choice(pool).format(obj=obj, place=place, **be_it(plural)))
+    said_as = 'object_move' if move else 'object_state'
+    text = capital(st.render(said_as, st.rng.choice(pool), owner='own' if own else 'the', obj=obj, place=place,
+                             **be_it(plural)))
     f = st.object_fact(obj, plural, place, kw, st.who(person) if own else '')
     key = ('object', person.face if own else '', obj)
     return Said('object_move' if move else 'object_state', 'person', present, speaker, text, facts=[f],
@@ -182,10 +184,10 @@ def remember(st: Stream, typed: bool = False) -> Said | None:
         key, info = ('event', event), {'kw': bare.lower(), 'when': when}
     f['pinned'] = True
     if typed:
-        text = st.rng.choice(st.tpl['typed_note']).format(clause=clause)
+        text = st.render('typed_note', st.rng.choice(st.tpl['typed_note']), clause=clause)
         return Said('typed_note', 'robot', present, speaker, typed=text, speech=1, response=NOTED, remembered=[f],
                     teach=[(key, f, info)])
-    text = addressed(st, present, st.rng.choice(st.tpl['remember']).format(clause=clause))
+    text = addressed(st, present, st.render('remember', st.rng.choice(st.tpl['remember']), clause=clause))
     return Said('remember', 'robot', present, speaker, text, speech=1, response=NOTED, remembered=[f],
                 teach=[(key, f, info)])
 
@@ -214,9 +216,9 @@ def event(st: Stream, correction: bool = False) -> Said | None:
             return None
         tpl = st.rng.choice(st.tpl['correction'])
         old_phrase = f'on {capital(old)}' if kind == 'day' else f'at {old}'
-        text = tpl.format(event=ev, when=when, when_bare=bare, old=old_phrase)
+        text = st.render('correction', tpl, event=ev, when=when, when_bare=bare, old=old_phrase)
     else:
-        text = st.rng.choice(st.tpl['event']).format(event=ev, when=when, when_bare=bare)
+        text = st.render('event', st.rng.choice(st.tpl['event']), event=ev, when=when, when_bare=bare)
     f = fact(capital(f'{ev} is {when}.'), '', [ev.replace('the ', '', 1), bare])
     teach = [(('event', ev), f, {'kw': bare.lower(), 'when': when})]
     if st.rng.random() < 0.35:

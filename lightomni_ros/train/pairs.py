@@ -71,15 +71,21 @@ def context(st: Any, said: Any, question: str, gold: int | None, rng: random.Ran
 
 
 def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: random.Random) -> list[dict[str, Any]]:
-    """One (segment -> memory JSON) pair per clean segment with words, and a fraction of the silent ones."""
+    """One (segment -> memory JSON) pair per clean segment with words, and a fraction of the silent ones.
+
+    A segment also said another way (``restated``, restate module) gives a second pair with the same target.
+    """
     out = []
     for ex in examples:
         if ex['noise']:
             continue
         if not (ex['transcript'] or ex['typed_text']) and rng.random() >= idle_fraction:
             continue
-        out.append({f: ex[f] for f in SEGMENT_FIELDS} | {'target': ex['topic'], 'facts': ex['facts'],
-                                                         'source': ex['source']})
+        pair = {f: ex[f] for f in SEGMENT_FIELDS} | {'target': ex['topic'], 'facts': ex['facts'],
+                                                     'source': ex['source']}
+        out.append(pair)
+        if ex.get('restated'):
+            out.append(pair | ex['restated'])
     return out
 
 

@@ -30,7 +30,7 @@ from typing import Any
 from ..core.memory.global_state import SgNode, render_node
 from ..core.memory.store import EpisodicEntry, fmt_span
 from ..core.reflex.types import UNSEEN_SPEAKER, SegmentInput
-from . import phrasing
+from . import phrasing, restate
 from .pairs import context
 from .templates import TEMPLATES
 from .world import ATTR_FACT, ATTR_VALUES, DAYS, DELAYS, TIMES, VOCAB, be, capital
@@ -97,6 +97,9 @@ class Stream:
         self.recent: collections.deque = collections.deque(maxlen=8)   # (speaker, utterance) not yet questions
         # draws of the generation pairs only (pairs.EPISODE_ONLY): the stream's own draws stay as they were
         self.stand_in = random.Random(f'{split}:{index}:stand-in')
+        # draws of the second wordings of the memory pairs only (restate module), and this segment's wordings
+        self.restate = random.Random(f'{split}:{index}:restate')
+        self.renders: list[tuple[str, str]] = []
         # what was said so far: key -> (memory index, value keyword, superseded keywords, extra)
         self.known: dict[tuple, dict[str, Any]] = {}
 
@@ -115,6 +118,15 @@ class Stream:
         if self.split == 'train' and key.startswith(('ask_', 'general', 'chitchat')):
             return phrasing.choose(self.rng, self.tpl[key], key, forbidden=TEMPLATES['heldout'].get(key, ()))
         return self.rng.choice(self.tpl[key])
+
+    def render(self, key: str, tpl: str, owner: str = '', **slots: Any) -> str:
+        """``tpl`` (a ``key`` template the stream drew) with its slots; a training stream also keeps another wording."""
+        text = tpl.format(**slots)
+        if self.split == 'train':
+            other = restate.alternative(self.restate, key, owner, **slots)
+            if other:
+                self.renders.append((text, other))
+        return text
 
     def value_phrase(self, event_kind: str) -> tuple[str, str]:
         """("on Friday", "Friday") or ("at three", "three") for an event of ``event_kind``."""
@@ -187,6 +199,11 @@ class Stream:
               'gold_text': self.memories[said.gold]['text'] if said.gold is not None else '',
               'memory_ids': [m['id'] for m in self.memories], 'sg': self.sg(), 'response': said.response,
               'answer': said.answer, 'topic': topic, 'facts': said.facts + said.remembered}
+        other = {'transcript': restate.restated(said.transcript, self.renders),
+                 'typed_text': restate.restated(said.typed, self.renders)}
+        if other != {'transcript': said.transcript, 'typed_text': said.typed}:
+            ex['restated'] = other
+        self.renders = []
         if said.speech:
             ex['context'] = context(self, said, seg.utterance, said.gold, rng, self.stand_in)
         self.examples.append(ex)
@@ -232,7 +249,7 @@ class Stream:
         """(what the person says about one of their attributes, its fact, the attribute)."""
         attr = self.rng.choice(list(ATTR_FACT))
         value, kw = person.attrs[attr]
-        said = self.rng.choice(self.tpl[f'state_{attr}']).format(value=value)
+        said = self.render(f'state_{attr}', self.rng.choice(self.tpl[f'state_{attr}']), value=value)
         who = self.who(person, learned)
         return said, fact(ATTR_FACT[attr].format(who=who, value=value), who, [kw]), attr
 

@@ -33,7 +33,7 @@ import pathlib
 import random
 from typing import Any, Sequence
 
-from . import events, pairs, phrasing, questions, stream, templates, world
+from . import events, pairs, phrasing, questions, restate, stream, templates, world
 from .stream import Stream
 from .templates import TEMPLATES
 
@@ -204,9 +204,17 @@ def write(data: dict[str, Any], out_dir: str | pathlib.Path) -> pathlib.Path:
 
 
 def generator_digest() -> str:
-    """Digest of the generator's source (this module and the ones it draws from): other code regenerates a split."""
+    """Digest of the generator's source (this module and the ones it draws from): other code regenerates a split.
+
+    The core modules whose functions shape the records count too (how retrieval's closeness is simulated with
+    ``content_words``, how memory renders entries and S_g lines): a change there changes the data.
+    """
+    from ..core.memory import global_state, store
+    from ..core.reflex import config, grounding
+
     digest = hashlib.sha256(pathlib.Path(__file__).read_bytes())
-    for mod in (events, pairs, phrasing, questions, stream, templates, world):
+    for mod in (events, pairs, phrasing, questions, restate, stream, templates, world, config, global_state, grounding,
+                store):
         digest.update(pathlib.Path(mod.__file__).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -1,0 +1,99 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""More ways to say a statement that holds a fact: a second wording of each such segment for the memory adapter.
+
+The memory adapter saw every fact in the two to four wordings per kind of ``templates.TEMPLATES['train']`` and learned
+those wordings rather than the facts: a statement said another way often gave an empty Topic (held-out fact recall
+0.45-0.65). Here each training segment that states a fact is said a second time, in a wording drawn from this bank
+by a generator of its own, and becomes a second memory pair with the same target. The streams' own draws never
+change, so the segments, the labels, the other adapters' pairs and the held-out split stay as they were; only the
+memory pairs grow.
+
+Slots are those of the templates they stand in for (``templates`` module docstring). Object statements are pairs
+(template, owner) as there; every introduction names the robot, as the ones used with others in view do. None of
+these is a held-out phrasing (checked by the tests).
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from .world import capital
+
+RESTATE: dict[str, tuple] = {
+    'state_drink': ('{value} is my go-to drink.', 'I am never without my {value}.', 'give me {value} any day.',
+                    'I drink {value} with every meal.', 'honestly, {value} is all I ever want to drink.'),
+    'state_job': ('I am {value} by trade.', 'I earn my living as {value}.', 'my job? I am {value}.',
+                  'these days I work full time as {value}.', 'I got hired as {value} last year.'),
+    'state_pet': ('I own {value}.', 'I adopted {value} last spring.', 'waiting for me at home is {value}.',
+                  'I need to get home to feed {value}.'),
+    'state_city': ('I am from {value}.', 'I was born and bred in {value}.', 'I spent my childhood in {value}.',
+                   'I lived in {value} until I was eighteen.'),
+    'state_hobby': ('I am a big fan of {value}.', 'nothing relaxes me like {value}.',
+                    'I picked up {value} last year and love it.', 'my evenings are all about {value}.'),
+    'state_allergy': ('I have an allergy to {value}.', 'I get a rash from {value}.',
+                      'keep {value} away from me, I am allergic.', 'I have to stay away from {value}.'),
+    'state_birthday': ('my birthday falls in {value}.', 'I turn a year older every {value}.',
+                       'my birthday comes up in {value}.', 'I always take a day off for my birthday in {value}.'),
+    'state_sport': ('I am on a {value} team.', 'I spend Saturdays playing {value}.',
+                    'I have played {value} since school.', 'I go to {value} practice on Thursdays.'),
+    'about_job': ('{name} earns a living as {value}.', '{name} is working as {value} these days.',
+                  '{name} trained to be {value}.'),
+    'about_drink': ('{name} drinks nothing but {value}.', 'if you make {name} a drink, make it {value}.',
+                    '{name} loves {value}.'),
+    'about_city': ('{name} grew up in {value}.', '{name} was born in {value}.', '{name} moved here from {value}.'),
+    'about_hobby': ('{name} is really into {value}.', '{name} has a passion for {value}.'),
+    'object_state': (('I placed the {obj} {place}.', 'the'), ('the {obj} {be} lying {place}.', 'the'),
+                     ('you will find the {obj} {place}.', 'the'), ('I keep my {obj} {place}.', 'own'),
+                     ('I put my {obj} {place} for safekeeping.', 'own'), ('I hid my {obj} {place}.', 'own')),
+    'object_move': (('someone moved the {obj}, {be_it} {place} now.', 'the'),
+                    ('the {obj} {be} {place} from now on.', 'the'), ('I relocated the {obj}; {be_it} {place}.', 'the'),
+                    ('I moved my {obj}, {be_it} {place} now.', 'own')),
+    'remember': ('do remember that {clause}.', 'save this for me: {clause}.', 'write this down: {clause}.',
+                 'hold on to this: {clause}.', 'I want you to remember that {clause}.'),
+    'typed_note': ('Reminder for you: {clause}.', 'Save this: {clause}.', 'Memo: {clause}.',
+                   'Write down that {clause}.'),
+    'event': ('{event} will be {when}.', 'we have {event} {when}.', 'mark your calendar, {event} is {when}.',
+              "it's confirmed, {event} is {when}.", '{event} is booked for {when_bare}.'),
+    'correction': ('correction: {event} is {when} now.', 'scratch that, {event} moved to {when_bare}.',
+                   '{event} is not {old} any more, it is {when}.', 'they rescheduled {event} to {when_bare}.'),
+    'intro': ('Robot, my name is {name}.', 'Greetings robot, {name} here.', 'Hi robot, I go by {name}.',
+              'Robot, let me introduce myself, I am {name}.'),
+    'intro_other': ('Robot, I want you to meet {other}.', 'Robot, this here is {other}, an old friend.',
+                    'Robot, {other} is visiting us today.'),
+    'tell_robot': ('you should know that {statement}', 'a fact for you: {statement}',
+                   'something about me: {statement}'),
+}
+
+
+def alternative(rng: random.Random, key: str, owner: str = '', **slots: Any) -> str:
+    """Another wording of a ``key`` statement with these slots ('' when the bank has none for it).
+
+    ``owner`` ('own' / 'the') picks among the object statements the ones of the same owner.
+    """
+    bank = RESTATE.get(key, ())
+    if owner:
+        bank = tuple(t for t, o in bank if o == owner)
+    return rng.choice(bank).format(**slots) if bank else ''
+
+
+def restated(text: str, renders: list[tuple[str, str]]) -> str:
+    """``text`` with each wording of ``renders`` ((as said, another wording), inner ones first) replaced.
+
+    The outer wordings go first: a frame ("just so you know, {statement}") holds the inner statement as said. A wording
+    may stand in the text capitalised or without its full stop (an introduction that goes on).
+    """
+    out = text
+    for said, other in reversed(renders):
+        for a, b in ((said, other), (capital(said), capital(other)),
+                     (said.rstrip('.'), other.rstrip('.')), (capital(said).rstrip('.'), capital(other).rstrip('.'))):
+            if a and a in out:
+                out = out.replace(a, b, 1)
+                break
+    # a wording that opened lower case ("honestly, ...") may now open a sentence
+    return re.sub(r'(^|[.!?] )([a-z])', lambda m: m.group(1) + m.group(2).upper(), out)
+
+
+__all__ = ['RESTATE', 'alternative', 'restated']
