@@ -97,7 +97,8 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     resp = ros.call(Summarize, f'{NS}/summarize',
                     Summarize.Request(mode=Summarize.Request.MODE_MERGE, texts=['Ana came home.', 'Ana slept.'],
                                       max_tokens=6), timeout=60)
-    assert resp.success and resp.summary and resp.producer in ('memory-adapter', 'extractive')
+    # the model's summary, or none and why: the consolidation node then writes the extractive one
+    assert resp.success and ((resp.summary and resp.producer == 'memory-adapter') or resp.message)
     assert reflex.proc.poll() is None and cons.proc.poll() is None
     t0 = time.monotonic()
     assert reflex.stop() == 0 and cons.stop() == 0, reflex.output[-2000:]

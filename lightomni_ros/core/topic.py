@@ -53,6 +53,7 @@ class TopicData:
     problem: str = ''                  # why the fallback parser wrote it ('' when the model output parsed)
     dropped: list[str] = field(default_factory=list)   # facts of the model output that nothing in the segment said
     unseen_visual: str = ''            # the model's description of what was seen, replaced: the segment did not show it
+    repaired: str = ''                 # the model's reply when it was no JSON and its complete fields were read alone
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""

@@ -408,6 +408,8 @@ class ReflexNode(LifecycleNode):
                     self.diag.count('sleep.facts_not_heard', len(topic.dropped))
                 if topic.unseen_visual:     # a description of what was seen that the segment did not show
                     self.diag.count('sleep.visual_not_seen')
+                if topic.repaired:          # no JSON: the fields the model completed were read one by one
+                    self.diag.count('sleep.replies_repaired')
             if step.error:
                 self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()

@@ -13,8 +13,9 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
 - ``memory_pass``: ``valid_json`` (memory passes whose reply parsed into a Topic), ``fact_recall`` and
   ``fact_precision`` (stored facts and remembered items against the generator's gold facts, by normalised keyword
   match), ``speaker_correct`` (a recalled fact names its subject; speech of an unseen speaker or a device stored as
-  nobody's fact), ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view) and
-  ``visual_replaced`` (descriptions of what was seen that the segment did not show, replaced by the rule's);
+  nobody's fact), ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view),
+  ``visual_replaced`` (descriptions of what was seen that the segment did not show, replaced by the rule's) and
+  ``repaired`` (replies that were no JSON but whose complete fields were read; they do not count as valid JSON);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
@@ -76,11 +77,13 @@ class SegmentRun:
 def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     """The memory-pass figures over the passes (module docstring).
 
-    valid_json, fact_recall, fact_precision, speaker_correct, unseen_as_person, and visual_replaced: the share of the
-    adapter's descriptions of what was seen that the segment did not show (replaced by the rule's).
+    valid_json, fact_recall, fact_precision, speaker_correct, unseen_as_person, visual_replaced: the share of the
+    adapter's descriptions of what was seen that the segment did not show (replaced by the rule's), and repaired: the
+    share of passes whose reply was no JSON but had complete fields (``sleep.salvage_fields``; not valid JSON).
     """
     passes = [r for r in runs if r.topic is not None]
-    valid = sum(r.topic.producer == 'memory-adapter' for r in passes)
+    valid = sum(r.topic.producer == 'memory-adapter' and not r.topic.repaired for r in passes)
+    repaired = sum(bool(r.topic.repaired) for r in passes)
     replaced = sum(bool(r.topic.unseen_visual) for r in passes)
     gold_n = recalled = pred_n = precise = 0
     speaker_ok = speaker_n = unseen_bad = 0
@@ -109,7 +112,7 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     return {'passes': len(passes), 'valid_json': valid / max(1, len(passes)),
             'fact_recall': recalled / max(1, gold_n), 'fact_precision': precise / max(1, pred_n),
             'speaker_correct': speaker_ok / max(1, speaker_n), 'unseen_as_person': unseen_bad,
-            'visual_replaced': replaced / max(1, valid),
+            'visual_replaced': replaced / max(1, valid + repaired), 'repaired': repaired / max(1, len(passes)),
             'gold_facts': gold_n, 'stored_facts': pred_n}
 
 

@@ -37,18 +37,20 @@ from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .answering import DONT_KNOW, extractive_answer, misattributed, unfounded_refusal
-from .grounding import asks, is_quote_question, is_refusal, reply_problem, said_by
+from .grounding import asks, content_words, is_quote_question, is_refusal, reply_problem, said_by, unsupported
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, extractive_summary, fallback_topic, find_name, find_reminders, parse_json_object,
+from .sleep import (Preemption, fallback_topic, find_name, find_reminders, parse_json_object,
                     topic_from_reply)
 from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
 
 log = logging.getLogger('lightomni.reflex')
+#: share of a model summary's content words that may be absent from its texts (paraphrase: "met", "discussed")
+SUMMARY_NEW_WORDS = 0.25
 
 
 @dataclass
@@ -458,7 +460,7 @@ class ReflexEngine:
     @torch.no_grad()
     def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,
                   stop: Callable[[], bool] | None = None) -> SummaryResult:
-        """S_g merge or profile update with the memory adapter; extractive fallback with the reason."""
+        """S_g merge or profile update with the memory adapter; no summary, and why, when it is not usable."""
         req.check()
         body = '\n'.join(f'- {t}' for t in req.texts)
         if req.mode == MERGE:
@@ -479,14 +481,20 @@ class ReflexEngine:
         text = gen.clean_response(self.backbone.tokenizer.decode(ids))
         out = SummaryResult(summary=text, producer='memory-adapter',
                             name=find_name(req.texts) if req.mode == PROFILE else '')
+        # the adapter is trained for the memory JSON, not for summaries: unprompted, the 135M model invents people
+        # ("a young, talented musician known for his love of pizza") that would be recalled as truth
+        new = unsupported(text, ask)
         if interrupted:
             out.problem = 'pre-empted'
         elif self.backbone.test_model:
             out.problem = 'TEST model'
         elif len(text.split()) < 3:
             out.problem = 'model summary too short'
-        if out.problem:
-            out.summary, out.producer = extractive_summary(req.texts), 'extractive'
+        elif len(new) > SUMMARY_NEW_WORDS * len(content_words(text)):
+            out.problem = f'model summary not grounded in its texts (new words: {", ".join(sorted(new)[:5])})'
+        if out.problem:     # no summary: the caller's extractive summarizer writes one (RequestSummarizer)
+            out.summary, out.producer = '', ''
+            return out
         if req.mode == PROFILE:
             obj = parse_json_object(text) or {}
             out.attributes = {k: str(v) for k, v in obj.items() if isinstance(v, (str, int, float))}

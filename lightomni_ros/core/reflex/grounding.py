@@ -200,6 +200,20 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     return ''
 
 
+def supported(word: str, heard: set[str]) -> bool:
+    """Whether a word was heard: as said, as another form of it, or as part of a compound.
+
+    "works" / "work", "celebration" / "celebrate", "bird" / "birdwatching".
+    """
+    return any(stem(word) == stem(h) or (len(word) >= 4 and word in h) or (len(h) >= 4 and h in word) for h in heard)
+
+
+def unsupported(text: str, sources: str) -> set[str]:
+    """The content words of ``text`` that ``sources`` holds in no form (:func:`supported`)."""
+    heard = content_words(sources)
+    return {w for w in content_words(text) if not supported(w, heard)}
+
+
 def stem(word: str) -> str:
     """A word's first five letters, without a possessive or an -s/-ed/-ing ending.
 

@@ -21,7 +21,7 @@ from typing import Any
 from ..text import introduced_name, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .grounding import asks, content_words, stem
+from .grounding import asks, content_words, supported
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -54,6 +54,27 @@ def parse_json_object(text: str) -> dict[str, Any] | None:
         if isinstance(obj, dict):
             return obj
     return None
+
+
+_FIELD = re.compile(r'"(?P<key>\w+)"\s*:\s*(?P<value>\[[^\]]*\]?|"(?:[^"\\]|\\.)*")')
+_STRING = re.compile(r'"((?:[^"\\]|\\.)*)"')
+
+
+def salvage_fields(text: str) -> dict[str, Any] | None:
+    """The complete fields of a reply that is no JSON object; None when it has none.
+
+    A small model sometimes breaks one separator ('"visual": "...";') or is cut off inside its last string: the fields
+    before the break are still what it meant. Only whole strings count (a string cut off by the token limit is left
+    out), and of a list only its whole strings.
+    """
+    out: dict[str, Any] = {}
+    for m in _FIELD.finditer(text):
+        value = m.group('value')
+        if value.startswith('['):
+            out.setdefault(m.group('key'), [json.loads(f'"{v}"') for v in _STRING.findall(value)])
+        else:
+            out.setdefault(m.group('key'), json.loads(value))
+    return out or None
 
 
 def _strings(value: Any) -> list[str]:
@@ -101,29 +122,33 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
 
 
 _IDS = re.compile(r'<(?:face|voice)_\d+>')
+_CALLED = re.compile(r'\bcalled (<?\w+>?)', re.I)     # the name given, or an id given as one
 
 
-def _supported(word: str, heard: set[str]) -> bool:
-    """Whether a fact's word was heard: as said, as another form of it, or as part of a compound.
-
-    "works" / "work", "celebration" / "celebrate", "bird" / "birdwatching".
-    """
-    return any(stem(word) == stem(h) or (len(word) >= 4 and word in h) or (len(h) >= 4 and h in word) for h in heard)
+#: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
+#: comes from Porto.", "Ana found the film boring."): they say how a fact is stored, not something heard
+FORM_WORDS = frozenset('called likes drink enjoys comes works allergic plays birthday found thinks has'.split())
 
 
 def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | None = None) -> tuple[list, list]:
-    """(kept, dropped): a fact must share a word with what was said, typed or labelled in the segment.
+    """(kept, dropped): what a fact claims must have been said, typed or labelled in the segment.
 
-    A small memory adapter sometimes writes a fact that nothing in the segment supports ("Mei likes to drink coffee."
-    after "I spend my free time birdwatching."): stored, it would be recalled as truth. Face and voice ids and the
-    names memory already knows do not count as support (a fact about Mei is not grounded by Mei's name alone).
+    A small memory adapter sometimes writes a fact that the segment does not support ("Mei likes to drink coffee."
+    after "I spend my free time birdwatching.", "Kwame has a software engineer's first name."): stored, it would be
+    recalled as truth. So every word of a fact needs support in the segment, except the words of the stored forms
+    (:data:`FORM_WORDS`) and the names of the people in view; and the people a fact is about must be there: a face or
+    voice id of the segment, or a name said in it (a name memory knows is no evidence that its owner said anything).
+    A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name).
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
-    known = {n.lower() for n in (names or {}).values() if n}
+    there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
+    in_view = {names[f].lower() for f in seg.face_ids if (names or {}).get(f)}
     kept, dropped = [], []
     for fact in facts:
-        words = {w.split("'")[0] for w in content_words(_IDS.sub(' ', fact))} - known
-        (kept if not words or any(_supported(w, heard) for w in words) else dropped).append(fact)
+        words = {w.split("'")[0] for w in content_words(_IDS.sub(' ', fact))} - in_view - FORM_WORDS
+        words |= {n.lower() for n in _CALLED.findall(fact)}
+        ok = set(_IDS.findall(fact)) <= there and all(supported(w, heard) for w in words)
+        (kept if ok else dropped).append(fact)
     return kept, dropped
 
 
@@ -171,7 +196,7 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
         return ''
     labels = {w.split("'")[0] for w in content_words(' '.join(seg.visual_tags))}
     known = set(named.values()) | said_names
-    extra = sorted(w for w in content_words(_IDS.sub(' ', visual)) - known - _PRESENCE if not _supported(w, labels))
+    extra = sorted(w for w in content_words(_IDS.sub(' ', visual)) - known - _PRESENCE if not supported(w, labels))
     return f'holds words nothing in the segment showed ({", ".join(extra)})' if extra else ''
 
 
@@ -179,12 +204,16 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
                      names: dict[str, str] | None = None, saw_frames: bool = False) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
-    Facts that share no word with the segment are left out (:func:`heard_facts`, with the ``names`` memory knows);
+    Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows);
     the Topic's ``dropped`` lists them. A description of what was seen that the segment did not show
     (:func:`seen_problem`; ``saw_frames``: the model read the keyframes) is replaced by the rule's (:func:`seen`);
-    ``unseen_visual`` keeps the model's.
+    ``unseen_visual`` keeps the model's. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
+    ``repaired`` keeps the reply), else the fallback parser's Topic.
     """
     obj = parse_json_object(reply)
+    repaired = ''
+    if obj is None:
+        obj, repaired = salvage_fields(reply), reply
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
@@ -197,23 +226,17 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     said = seg.utterance
     remembered, dropped_pins = heard_facts(_strings(obj.get('remembered')), seg, names)
     remembered = remembered or find_remembered(said)
-    reminders = []
-    for r in obj.get('reminders') or []:
+    # the time parser reads the request's time (as the reflex node did when it answered); the model's own reading
+    # ("in_seconds": 120 for "in one minute") only counts when the parser finds none
+    reminders = find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz)
+    for r in [] if reminders else obj.get('reminders') or []:
         if isinstance(r, dict) and isinstance(r.get('in_seconds'), (int, float)) and r.get('text'):
             reminders.append(ReminderIntent(due=seg.end + float(r['in_seconds']), text=str(r['text']),
                                             face_id=seg.face_ids[0] if seg.face_ids else ''))
-    reminders = reminders or find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz)
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
                      semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
                      raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter',
-                     dropped=dropped + dropped_pins, unseen_visual=unseen)
-
-
-def extractive_summary(texts: list[str], max_chars: int = 600) -> str:
-    """A labelled non-model merge: the first sentence of each text, joined, bounded."""
-    firsts = [sentences(t)[0] for t in texts if t.strip()]
-    out = ' '.join(firsts)
-    return out[:max_chars].rstrip()
+                     dropped=dropped + dropped_pins, unseen_visual=unseen, repaired=repaired)
 
 
 def find_name(texts: list[str]) -> str:
