@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 import random
+import re
 
 import pytest
 
 from lightomni_ros.core.reflex import prompts as P
+from lightomni_ros.core.reflex.grounding import content_words
 from lightomni_ros.core.reflex.sleep import topic_from_reply
 from lightomni_ros.core.reflex.types import SegmentInput
 from lightomni_ros.train import pairs, phrasing, restate, synth, templates, world
@@ -175,6 +177,48 @@ def test_a_segment_said_another_way_is_a_second_memory_pair_with_the_same_facts(
     assert original['pairs']['generation'] == plain['pairs']['generation']
     assert [p for p in original['pairs']['memory'] if p in plain['pairs']['memory']] == plain['pairs']['memory']
     assert len(original['pairs']['memory']) > len(plain['pairs']['memory'])
+
+
+def test_the_questions_second_wordings_keep_the_held_out_words_to_the_held_out_split():
+    """No second wording of a question is a phrasing of either split, nor uses a word only held-out templates use."""
+    def words(strings):
+        return set().union(*(content_words(re.sub(r'\{\w+\}', ' ', t)) for t in strings))
+
+    asked = [t for items in restate.ASK.values() for t in items]
+    assert not set(asked) & (templates.flat('heldout') | templates.flat('train'))
+    statements = [t[0] if isinstance(t, tuple) else t for items in restate.RESTATE.values() for t in items]
+    seen = words(list(templates.flat('train')) + statements + [t for v in phrasing.EMBEDDED.values() for t in v]
+                 + list(phrasing.LEAD_DIRECT + phrasing.LEAD_EMBEDDED))
+    held_only = words(templates.flat('heldout')) - seen
+    assert {'profession', 'hometown'} <= held_only      # the check sees the held-out words it should
+    assert not words(asked) & held_only
+    for key, items in restate.ASK.items():     # what the question of the kind is about, in its slots
+        assert key in templates.TEMPLATES['train'], key
+        about = {'name'} & set(re.findall(r'\{(\w+)\}', ' '.join(templates.TEMPLATES['train'][key])))
+        assert all(about <= set(re.findall(r'\{(\w+)\}', t)) for t in items), key
+
+
+def test_a_question_asked_another_way_is_a_second_generation_pair(train, held):
+    """Each training question also comes in a second wording: same memories, same reply; memory pairs unchanged."""
+    gen = train['pairs']['generation']
+    twins = [(a, b) for a, b in zip(gen, gen[1:]) if a['start'] == b['start'] and a['memories'] == b['memories']]
+    assert len(twins) >= 100
+    kinds = set()
+    for a, b in twins:
+        assert a['target'] == b['target'] and a['answer'] == b['answer']
+        assert (a['transcript'], a['typed_text']) != (b['transcript'], b['typed_text'])
+        kinds.add(b['kind'])
+    assert {'ask_other', 'ask_self', 'ask_object', 'ask_event', 'ask_topic', 'ask_heard', 'ask_name'} <= kinds
+    assert not any(e.get('reworded') for e in held['examples'])
+    original = synth.generate('train', 0, SMALL)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(restate, 'ASK', {})
+        plain = synth.generate('train', 0, SMALL)
+    assert [{k: v for k, v in e.items() if k != 'reworded'} for e in original['examples']] == plain['examples']
+    assert original['pairs']['memory'] == plain['pairs']['memory']
+    assert [p for p in original['pairs']['generation'] if p in plain['pairs']['generation']] == \
+        plain['pairs']['generation']
+    assert len(original['pairs']['generation']) > len(plain['pairs']['generation'])
 
 
 def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):

@@ -20,6 +20,7 @@ import dataclasses
 import datetime as _dt
 import logging
 import pathlib
+import random
 import shutil
 import time
 from typing import Any, Iterator, Sequence
@@ -161,8 +162,11 @@ def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=No
     t0 = time.time()
     torch.manual_seed(cfg.seed)
     backbone = backbone or load_backbone(cfg)
-    if cfg.max_examples:
-        pairs = pairs[:cfg.max_examples]
+    if cfg.max_examples and cfg.max_examples < len(pairs):
+        # a sample of the whole split, in its order: the first pairs are one part of the streams (the generation
+        # pairs end with the probes, mostly answerable questions, which a cut at the front never reached)
+        keep = sorted(random.Random(f'{cfg.seed}:{adapter}').sample(range(len(pairs)), cfg.max_examples))
+        pairs = [pairs[i] for i in keep]
     with torch.no_grad():
         prompts = [pair_prompt(backbone, p, adapter) for p in pairs]
     model, layers = attach_lora(backbone, cfg, adapter)

@@ -90,15 +90,21 @@ def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: rand
 
 
 def generation_pairs(examples: list[dict[str, Any]], probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """One (question + memories + S_g -> reply) pair per clean segment the robot answers, and per probe."""
+    """One (question + memories + S_g -> reply) pair per clean segment the robot answers, and per probe.
+
+    A question also asked another way (``reworded``, restate module) gives a second pair with the same memories and
+    reply, right after the first.
+    """
     out = []
     for ex in examples + probes:
         if ex.get('noise') or not ex.get('response'):
             continue
-        out.append({f: ex[f] for f in SEGMENT_FIELDS if f in ex} | {'kind': ex.get('kind', ''), 'sg': ex['sg'],
-                                                                    'memories': ex['context'],
-                                                                    'target': ex['response'],
-                                                                    'answer': ex.get('answer')})
+        pair = {f: ex[f] for f in SEGMENT_FIELDS if f in ex} | {'kind': ex.get('kind', ''), 'sg': ex['sg'],
+                                                                'memories': ex['context'], 'target': ex['response'],
+                                                                'answer': ex.get('answer')}
+        out.append(pair)
+        if ex.get('reworded'):
+            out.append(pair | ex['reworded'])
     return out
 
 

@@ -29,6 +29,7 @@ def _ask(st: Stream, kind: str, key: str, slots: dict[str, str], present: list[P
     a radio or TV as far as the robot can tell.
     """
     text = st.phrase(key).format(**slots)
+    st.reword(key, text, **slots)
     info = {'kind': kind, 'answerable': answerable, 'keywords': [k.lower() for k in keywords],
             'wrong': list(wrong or [])}
     common = dict(speech=1, search=1, response=answer, gold=gold, answer=info)

@@ -1,6 +1,6 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""More ways to say a statement that holds a fact: a second wording of each such segment for the memory adapter.
+"""More ways to say a statement that holds a fact, or a question: second wordings for the memory and generation pairs.
 
 The memory adapter saw every fact in the two to four wordings per kind of ``templates.TEMPLATES['train']`` and learned
 those wordings rather than the facts: a statement said another way often gave an empty Topic (held-out fact recall
@@ -8,6 +8,12 @@ those wordings rather than the facts: a statement said another way often gave an
 by a generator of its own, and becomes a second memory pair with the same target. The streams' own draws never
 change, so the segments, the labels, the other adapters' pairs and the held-out split stay as they were; only the
 memory pairs grow.
+
+Questions had the same fault in the generation adapter: asked in a held-out wording ("what does Ana train for?")
+with the fact among its memories, it refused. Each training question is also asked in a wording of :data:`ASK`,
+drawn by another generator of its own, and becomes a second generation pair with the same memories and reply. The
+bank keeps the held-out split's own words: none of its content words is one that only held-out templates use (a
+test checks), so held-out questions stay new to the adapter.
 
 Slots are those of the templates they stand in for (``templates`` module docstring). Object statements are pairs
 (template, owner) as there; every introduction names the robot, as the ones used with others in view do. None of
@@ -68,12 +74,54 @@ RESTATE: dict[str, tuple] = {
 }
 
 
+#: other ways to ask each question kind (slots of the ``ask_*`` templates)
+ASK: dict[str, tuple[str, ...]] = {
+    'ask_other_drink': ("what is {name}'s drink of choice?", 'what does {name} usually have to drink?',
+                        "what's {name}'s regular drink?", 'if I make {name} a drink, what should it be?'),
+    'ask_other_job': ('what line of work is {name} in?', "what's {name}'s occupation?",
+                      'how does {name} earn a living?',
+                      'what sort of work does {name} do?', 'what does {name} do all day at work?'),
+    'ask_other_pet': ('does {name} own a pet?', 'what sort of pet does {name} own?',
+                      "is there an animal at {name}'s place?"),
+    'ask_other_city': ('what city is {name} from?', 'where did {name} grow up?',
+                       'which town is {name} originally from?',
+                       "where's {name} from?"),
+    'ask_other_hobby': ("what are {name}'s hobbies?", 'how does {name} like to relax?',
+                        'what does {name} enjoy doing?', 'what keeps {name} busy on weekends?'),
+    'ask_other_allergy': ('what can {name} not eat?', 'is there anything {name} is allergic to?',
+                          'what should {name} stay away from?', 'does {name} have an allergy?'),
+    'ask_other_birthday': ("what month is {name}'s birthday in?", 'when does {name} have a birthday?',
+                           'when was {name} born?'),
+    'ask_other_sport': ('does {name} play a sport?', "what's {name}'s sport?", 'which team sport does {name} play?'),
+    'ask_self_drink': ('what drink do I always have?', 'what is my regular drink?', 'what do I like to drink?'),
+    'ask_self_job': ('what do I do for a living?', 'do you know what I work as?', "what's my job again?"),
+    'ask_self_allergy': ('what am I allergic to?', 'is there a food I can not eat?', 'what should I stay away from?'),
+    'ask_self_city': ('where am I from?', 'where did I grow up?', 'which town did I say I am from?'),
+    'ask_self_sport': ('what sport do I play?', 'do you remember my sport?', 'which team sport do I play?'),
+    'ask_object': ('where can I find the {obj}?', 'where {be} the {obj} right now?',
+                   'do you remember where the {obj} {be}?',
+                   'what happened to the {obj}, where {is_it}?', 'where was the {obj} put?'),
+    'ask_object_of': ('where did {name} leave the {obj}?', "do you know where {name}'s {obj} {be}?",
+                      'where has {name} put the {obj}?'),
+    'ask_object_own': ('where did I leave my {obj}?', 'have you seen my {obj}?', 'do you know where my {obj} {be}?',
+                       'I cannot find my {obj}, where {is_it}?'),
+    'ask_event': ('when will {event} be?', 'what time is {event}?', 'when is {event} happening?',
+                  'on what day is {event}?'),
+    'ask_topic': ('how did {name} feel about {topic}?', 'what does {name} think about {topic}?',
+                  'did {name} like {topic}?',
+                  'what did {name} make of {topic}?'),
+    'ask_heard': ('what did you hear about {subject}?', 'did the radio mention {subject}?',
+                  'what was said on the radio about {subject}?', 'anything on the radio about {subject}?'),
+    'ask_name': ('what am I called?', 'who am I?', 'can you tell me my name?', "what's my name?"),
+}
+
+
 def alternative(rng: random.Random, key: str, owner: str = '', **slots: Any) -> str:
-    """Another wording of a ``key`` statement with these slots ('' when the bank has none for it).
+    """Another wording of a ``key`` statement or question with these slots ('' when the banks have none for it).
 
     ``owner`` ('own' / 'the') picks among the object statements the ones of the same owner.
     """
-    bank = RESTATE.get(key, ())
+    bank = RESTATE.get(key) or ASK.get(key, ())
     if owner:
         bank = tuple(t for t, o in bank if o == owner)
     return rng.choice(bank).format(**slots) if bank else ''
@@ -96,4 +144,4 @@ def restated(text: str, renders: list[tuple[str, str]]) -> str:
     return re.sub(r'(^|[.!?] )([a-z])', lambda m: m.group(1) + m.group(2).upper(), out)
 
 
-__all__ = ['RESTATE', 'alternative', 'restated']
+__all__ = ['RESTATE', 'ASK', 'alternative', 'restated']

@@ -100,6 +100,9 @@ class Stream:
         # draws of the second wordings of the memory pairs only (restate module), and this segment's wordings
         self.restate = random.Random(f'{split}:{index}:restate')
         self.renders: list[tuple[str, str]] = []
+        # and of the second wordings of the questions (generation pairs only), from a generator of their own
+        self.ask_restate = random.Random(f'{split}:{index}:ask-restate')
+        self.asked: list[tuple[str, str]] = []
         # what was said so far: key -> (memory index, value keyword, superseded keywords, extra)
         self.known: dict[tuple, dict[str, Any]] = {}
 
@@ -127,6 +130,20 @@ class Stream:
             if other:
                 self.renders.append((text, other))
         return text
+
+    def reword(self, key: str, text: str, **slots: Any) -> None:
+        """Keep another wording of the question ``text`` (of kind ``key``) for a training stream's generation pair."""
+        if self.split == 'train':
+            other = restate.alternative(self.ask_restate, key, **slots)
+            if other:
+                self.asked.append((text, other))
+
+    def reworded(self, said: Said) -> dict[str, str] | None:
+        """The question of ``said`` in the other wording kept by :meth:`reword` (None without one); clears it."""
+        other = {'transcript': restate.restated(said.transcript, self.asked),
+                 'typed_text': restate.restated(said.typed, self.asked)}
+        self.asked = []
+        return other if other != {'transcript': said.transcript, 'typed_text': said.typed} else None
 
     def value_phrase(self, event_kind: str) -> tuple[str, str]:
         """("on Friday", "Friday") or ("at three", "three") for an event of ``event_kind``."""
@@ -204,6 +221,9 @@ class Stream:
         if other != {'transcript': said.transcript, 'typed_text': said.typed}:
             ex['restated'] = other
         self.renders = []
+        asked = self.reworded(said)
+        if asked:
+            ex['reworded'] = asked
         if said.speech:
             ex['context'] = context(self, said, seg.utterance, said.gold, rng, self.stand_in)
         self.examples.append(ex)

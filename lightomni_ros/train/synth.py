@@ -146,6 +146,9 @@ def probe(st: Stream) -> None:
                       'typed_text': said.typed, 'sg': st.sg(), 'names': dict(st.names),
                       'response': said.response, 'answer': said.answer,
                       'context': pairs.context(st, said, seg.utterance, said.gold, st.rng, st.stand_in)})
+    asked = st.reworded(said)
+    if asked:
+        st.probes[-1]['reworded'] = asked
     st.t += st.rng.uniform(5.0, 60.0)
 
 

@@ -119,7 +119,7 @@ ADAPTER_RECIPES: dict[str, dict[str, Any]] = {
     # next-token adapters: LoRA on the top layers over cached lower layers (train/lm.py); models/README.md
     'memory': dict(steps=500, batch=8, lr=1e-3, lora_layers='top:8', lora_rank=16, lora_alpha=32),
     'generation': dict(steps=400, batch=8, lr=1e-3, lora_layers='top:8', lora_rank=16, lora_alpha=32,
-                       max_examples=900),
+                       max_examples=1300),
 }
 ADAPTERS = ('reaction', 'memory', 'generation')
 
