@@ -204,6 +204,19 @@ def test_memory_pass_non_json_still_gives_topic(engine):
     assert engine.memory_pass(seg, 'Sure.', stop=lambda: True, max_new_tokens=4) is None, 'pre-emption'
 
 
+def test_a_looping_reply_ends_where_its_loop_began():
+    """Greedy decoding never leaves a cycle: the repeats are cut, the block is kept once, other text is untouched."""
+    block = [11, 12, 13, 14, 15]                        # "nobody in view, " as some tokens
+    head = [1, 2, 3]
+    looping = head + block * 3
+    assert generation.loop_excess(looping) == 2 * len(block)
+    assert generation.loop_excess(head + block * 2) == 0                  # said twice is no loop yet
+    assert generation.loop_excess([7, 8, 9] * 3) == 0                     # too short to tell
+    assert generation.loop_excess(list(range(40))) == 0
+    assert generation.loop_excess([5] * 20) > 0                           # one token over and over too
+    assert generation.loop_excess(head + [4, 5, 6] * 4) == 3 * 3          # 12 tokens: cut to one block
+
+
 def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
     """Segments of different lengths decoded together give each the reply it gets alone (padding is masked)."""
     import lightomni_ros.core.reflex.engine as engine_module
@@ -329,6 +342,19 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert kept == ['<face_1> has a cat called Luna.', 'Kwame has a cat called Luna.']
     assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == ReminderIntent(
         due=15.0, text='stretch', face_id='')
+
+
+def test_facts_name_the_people_memory_knows_or_the_pass_learned():
+    seg = SegmentInput(segment_id=5, start=0, end=4, face_ids=['<face_3>', '<face_1>'], speaker_face='<face_3>',
+                       transcript="Robot, I'm Freya, note that my laptop is under the bed and Joe's bike is outside.")
+    t = sleep.topic_from_reply(seg, '', '{"visual": "Freya talking", "semantic": ["<face_3> is called Freya.", '
+                               '"<face_1>\'s bike is outside."], "remembered": ["<face_3>\'s laptop is under the '
+                               'bed."]}', names={'<face_1>': 'Joe'})
+    # the introduction keeps its id (it links the name); the other facts say the names
+    assert t.semantic == ['<face_3> is called Freya.', "Joe's bike is outside."]
+    assert t.remembered == ["Freya's laptop is under the bed."]
+    assert sleep.by_name(['<face_2> plays chess.', '<voice_1> is called Ana.', '<voice_1> likes tea.']) == \
+        ['<face_2> plays chess.', '<voice_1> is called Ana.', 'Ana likes tea.']
 
 
 def test_heads_roundtrip(tmp_path):

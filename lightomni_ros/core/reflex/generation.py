@@ -12,6 +12,25 @@ import torch
 from .backbone import cache_kwargs
 
 
+#: a reply whose last tokens repeat one block of at least LOOP_MIN_PERIOD tokens LOOP_REPEATS times in a row (and
+#: LOOP_MIN_TOKENS tokens in all) is looping: greedy decoding never leaves such a cycle ("nobody in view, nobody in
+#: view, ..." until the token budget ends), so the decode stops there and keeps the block once
+LOOP_MIN_PERIOD = 3
+LOOP_MAX_PERIOD = 32
+LOOP_REPEATS = 3
+LOOP_MIN_TOKENS = 12
+
+
+def loop_excess(ids: list[int]) -> int:
+    """How many tokens at the end of ``ids`` repeat a block already said (0 when the reply is not looping)."""
+    n = len(ids)
+    for p in range(LOOP_MIN_PERIOD, min(LOOP_MAX_PERIOD, n // LOOP_REPEATS) + 1):
+        span = max(LOOP_REPEATS * p, LOOP_MIN_TOKENS)
+        if span <= n and ids[n - span:n - p] == ids[n - span + p:]:
+            return span - p
+    return 0
+
+
 @torch.no_grad()
 def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int,
                   stop: Callable[[], bool] | None = None,
@@ -20,7 +39,8 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
     """Greedy tokens after a prefilled prompt; returns (ids, interrupted).
 
     ``stop`` is polled between steps; ``end_token`` ends the reply at a token it accepts once some text was
-    generated (e.g. a line break); ``on_token`` sees the ids so far after each token (streaming).
+    generated (e.g. a line break); ``on_token`` sees the ids so far after each token (streaming). A looping reply
+    ends where the loop began (:func:`loop_excess`).
     """
     dec = backbone.decoder()
     eos = getattr(backbone.tokenizer, 'eos_ids', set())
@@ -31,6 +51,10 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
         if nxt in eos or (end_token is not None and ids and end_token(nxt)):
             break
         ids.append(nxt)
+        excess = loop_excess(ids)
+        if excess:
+            del ids[len(ids) - excess:]
+            break
         if on_token is not None:
             on_token(ids)
         if i == max_new_tokens - 1:
@@ -68,7 +92,8 @@ def greedy_decode_batch(backbone, prefix_cache, rows: list[PrefilledRow], max_ne
 
     Each row's suffix sits after the shared prefix, right-padded to the longest; the padding is masked out and each
     row keeps its own positions, so every row decodes as it would alone (up to float rounding) while a decode step
-    costs about one step of a single prompt on a memory-bound CPU. ``prefix_cache`` is not changed.
+    costs about one step of a single prompt on a memory-bound CPU. ``prefix_cache`` is not changed. A looping row
+    ends where its loop began (:func:`loop_excess`).
     """
     from transformers import DynamicCache
 
@@ -103,8 +128,12 @@ def greedy_decode_batch(backbone, prefix_cache, rows: list[PrefilledRow], max_ne
             t = int(nxt[j])
             if t in eos:
                 done[j] = True
-            else:
-                ids[j].append(t)
+                continue
+            ids[j].append(t)
+            excess = loop_excess(ids[j])
+            if excess:
+                del ids[j][len(ids[j]) - excess:]
+                done[j] = True
         if all(done) or i == max_new_tokens - 1:
             break
         if stop is not None and stop():

@@ -152,6 +152,24 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     return kept, dropped
 
 
+_CALLED_FACT = re.compile(r"^(<(?:face|voice)_\d+>) is called ([A-Z][\w'-]*)\.?$")
+
+
+def by_name(facts: list[str], names: dict[str, str] | None = None) -> list[str]:
+    """``facts`` with each face or voice id whose name memory knows, or the same pass learned, written as the name.
+
+    The stored forms name people ("Freya's laptop is under the bed."): a question asks by name, and the answer says
+    it. The adapter sometimes keeps the id of someone it has just been told the name of ("<face_3> is called
+    Freya.", "<face_3>'s laptop is under the bed."). The introduction itself keeps its id: it is what links the name.
+    """
+    known = dict(names or {})
+    known.update(m.groups() for m in map(_CALLED_FACT.match, facts) if m)
+
+    def name(m: re.Match) -> str:
+        return known.get(m.group(0)) or m.group(0)
+    return [f if _CALLED_FACT.match(f) else _IDS.sub(name, f) for f in facts]
+
+
 def seen(seg: SegmentInput) -> str:
     """What was in view, by rule: the people (who spoke marked "talking"), then the frame labels.
 
@@ -205,8 +223,9 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows);
-    the Topic's ``dropped`` lists them. A description of what was seen that the segment did not show
-    (:func:`seen_problem`; ``saw_frames``: the model read the keyframes) is replaced by the rule's (:func:`seen`);
+    the Topic's ``dropped`` lists them; people are named where known (:func:`by_name`). A description of what was
+    seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read the keyframes) is
+    replaced by the rule's (:func:`seen`);
     ``unseen_visual`` keeps the model's. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
     ``repaired`` keeps the reply), else the fallback parser's Topic.
     """
@@ -217,6 +236,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
+    semantic = by_name(semantic, names)
     visual = ' '.join(_strings(obj.get('visual')))
     audio = ' '.join(_strings(obj.get('audio')))
     if not (semantic or visual or audio):
@@ -225,6 +245,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     visual = seen(seg) if unseen or not visual else visual
     said = seg.utterance
     remembered, dropped_pins = heard_facts(_strings(obj.get('remembered')), seg, names)
+    remembered = by_name(semantic + remembered, names)[len(semantic):]
     remembered = remembered or find_remembered(said)
     # the time parser reads the request's time (as the reflex node did when it answered); the model's own reading
     # ("in_seconds": 120 for "in one minute") only counts when the parser finds none
