@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.grounding import (evidence, face_names, holds_only_a_question, is_quote_question,
+from lightomni_ros.core.reflex.grounding import (asks, evidence, face_names, holds_only_a_question, is_quote_question,
                                                  reply_problem, said_by, speakable)
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem
 
@@ -99,6 +99,9 @@ def test_a_confirmation_does_not_answer_a_question() -> None:
     assert reply_problem('Okay, I will remember that.', 'excuse me robot remind me when the school trip is', mems)
     assert reply_problem('Okay, I will remind you.', 'Robot, remind me when I get home to call Mom.', mems) == ''
     assert reply_problem('Thanks, I will keep that in mind.', 'excuse me row bot any news about the pool', mems)
+    # "what a ..." exclaims; "what about ..." and "what is an ..." ask
+    assert not asks('What a long day it has been.') and not asks('Robot, what an idea!')
+    assert asks('So, what about the keys') and asks('what is an allergy')
 
 
 def test_what_someone_only_asked_grounds_nothing() -> None:

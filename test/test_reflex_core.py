@@ -157,6 +157,32 @@ def test_speech_that_does_not_name_the_robot_is_not_answered_unless_it_follows_a
         engine.cfgs.latent.wake_words = 'robot, assistant'
 
 
+def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_answered(engine, monkeypatch):
+    """Let through as a follow-up only: a call to another person in view by name stays quiet, and so does a remark
+    whose reply would only be a refusal; a question, or a remark with something to say, is answered."""
+    def after_reply(sid: int, text: str, faces: list[str]) -> SegmentInput:
+        engine.address.replied(SegmentInput(segment_id=sid - 1, start=700.0 + sid, end=701.0 + sid,
+                                            transcript='Robot, hi.', face_ids=['<face_1>'], speaker_face='<face_1>'))
+        return SegmentInput(segment_id=sid, start=702.0 + sid, end=704.0 + sid, transcript=text, face_ids=faces,
+                            speaker_face='<face_1>')
+
+    called = after_reply(151, 'Ana, have you eaten yet?', ['<face_1>', '<face_2>'])    # ListMemory: <face_2> is Ana
+    d = engine.decide(called, 0.0, 1.01, 12, 4)
+    assert not d.speak and not d.response and 'quiet: a follow-up that calls Ana, not the robot' in d.notes, d.notes
+    import lightomni_ros.core.reflex.engine as engine_module
+    replies = iter(["I don't remember that.", 'It has, you worked hard today.', "I don't know."])
+    monkeypatch.setattr(engine_module.ReflexEngine, 'respond', lambda self, *a, **k: (next(replies), None))
+    monkeypatch.setattr(engine.cfgs.response, 'grounding_check', False)
+    remark = after_reply(153, 'What a long day it has been.', ['<face_1>'])
+    d = engine.decide(remark, 0.0, 1.01, 12, 4)
+    assert not d.speak and not d.response and not d.chunks, d
+    assert any(n.startswith('quiet: a follow-up that asks nothing') for n in d.notes), d.notes
+    d = engine.decide(after_reply(155, 'What a long day it has been.', ['<face_1>']), 0.0, 1.01, 12, 4)
+    assert d.speak and d.response == 'It has, you worked hard today.' and len(d.chunks) == 1
+    asked = after_reply(157, 'And where did I park?', ['<face_1>'])
+    assert engine.decide(asked, 0.0, 1.01, 12, 4).response == "I don't know."
+
+
 def test_someone_who_introduces_themself_is_greeted_by_name(engine):
     from lightomni_ros.core.reflex.engine import greeting
 

@@ -15,6 +15,10 @@ nobody spoke addresses nobody (a spoken answer there would also open a follow-up
 The gate only ever keeps the robot quiet; typed text (the robot's own channel) and proactive speech (reminders,
 flagged as such) pass untouched.
 
+Words let through only as a follow-up may still be for someone else: they call another person in view by name
+("Freya, have you eaten yet?": :func:`calls_other`), or they remark on something and ask nothing ("What a long day it
+has been."); the reflex keeps quiet on the first, and on the second when all it would say is a refusal.
+
 The other way round, :meth:`AddressGate.called` says when words call the robot by name as one calls a person
 ("Robot, where ...", "hey assistant ...", "... can you help, robot?"): a name without an article or possessive
 before it ("the robot", "my assistant's" speak about it). The reflex answers those whatever the head says
@@ -76,6 +80,15 @@ def calls_robot(text: str, words: tuple[str, ...]) -> bool:
     return False
 
 
+def calls_other(text: str, names: list[str]) -> str:
+    """The name among ``names`` that ``text`` opens or closes with as a call ("Ana, ...", "..., Ana?"); else ''."""
+    called = {n.lower(): n for n in names if n}
+    for m in (re.match(r"\s*([\w'-]+)\s*,", text or ''), re.search(r",\s*([\w'-]+)\s*[.?!]*\s*$", text or '')):
+        if m and m.group(1).lower() in called:
+            return called[m.group(1).lower()]
+    return ''
+
+
 @dataclass
 class AddressGate:
     """Remembers whom the robot last answered, and says whether a segment may be answered.
@@ -103,6 +116,12 @@ class AddressGate:
         return f'quiet: not addressed (names none of {", ".join(words)}, and is no follow-up of the last ' \
                f'person answered within {self.cfg.follow_up_s:g} s)'
 
+    def follow_up_only(self, seg: SegmentInput) -> bool:
+        """Whether spoken words may be answered only as a follow-up: they do not name the robot (the gate is on)."""
+        words = wake_words(self.cfg.wake_words)
+        return bool(words) and not seg.typed_text.strip() and bool(seg.transcript.strip()) \
+            and not names_robot(seg.transcript, words) and not self.why_not(seg)
+
     def called(self, seg: SegmentInput) -> bool:
         """Whether the segment's speech calls the robot by one of its names (module docstring)."""
         words = wake_words(self.cfg.wake_words)
@@ -115,4 +134,4 @@ class AddressGate:
         self.last_addressee = who if who not in (UNSEEN_SPEAKER, SOMEONE) else ''
 
 
-__all__ = ['AddressGate', 'calls_robot', 'names_robot', 'wake_words']
+__all__ = ['AddressGate', 'calls_other', 'calls_robot', 'names_robot', 'wake_words']

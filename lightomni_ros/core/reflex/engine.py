@@ -31,7 +31,7 @@ from ..topic import TopicData
 from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
-from .addressing import AddressGate, wake_words
+from .addressing import AddressGate, calls_other, wake_words
 from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
@@ -531,6 +531,7 @@ class ReflexEngine:
             lat['reflex'] = (time.perf_counter() - t0) * 1000
             speak = out.p_speech >= speech_threshold
             search = out.p_search >= search_threshold or speak
+            follow_up = False        # answered only because its speaker was answered a moment ago
             if seg.proactive:
                 speak, search = True, False
             elif always_answer_questions and seg.typed_text.strip():
@@ -552,6 +553,7 @@ class ReflexEngine:
                 if quiet:
                     notes.append(quiet)
                     speak, search = False, out.p_search >= search_threshold
+                follow_up = speak and self.address.follow_up_only(seg)
             memories: list[MemoryItem] = []
             window = find_window(seg.utterance, seg.end or time.time(), self.tz) if search else None
             summary = window is not None and is_summary_question(seg.utterance)
@@ -586,6 +588,14 @@ class ReflexEngine:
                     unfounded_refusal(text, seg.utterance, memories, robot_names)
 
             stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=check if rc.grounding_check else None)
+            if follow_up:
+                # a follow-up may be for someone else in view (called by name), or a remark that asks nothing
+                others = [n for f, n in P.face_names(memories).items() if f in seg.face_ids and f != seg.speaker]
+                other = calls_other(seg.utterance, others)
+                if other:
+                    notes.append(f'quiet: a follow-up that calls {other}, not the robot')
+                    speak = False
+                stream.enabled = asks(seg.utterance)     # a remark's reply is said whole, once it is known
             if speak and not seg.proactive:
                 response = self.people_reply(seg) or greeting(seg.utterance) or \
                     who_am_i(seg.utterance, seg.speaker, P.face_names(memories))
@@ -624,6 +634,9 @@ class ReflexEngine:
                         response = ''
                 if not response:
                     notes.append('empty response from the model')
+            if follow_up and speak and not asks(seg.utterance) and is_refusal(response):
+                notes.append('quiet: a follow-up that asks nothing, and the reply would be a refusal')
+                speak, response, source = False, '', ''
             if self.backbone.test_model:
                 notes.append('TEST backbone')
         if speak and response:

@@ -125,9 +125,9 @@ remind keep mind note later'''.split())
 
 
 #: a clause that asks: it starts with a question word or with "do I", "is the", ... (speech recognition may drop the
-#: question mark; "can you ..." and "could you ..." are requests more often than questions)
-_ASKS = re.compile(r"(?:^|[,;:.!?]\s*)(?:what|where|when|who|whom|whose|which|why|how|(?:do|does|did|is|are|was|were|"
-                   r"have|has)\s+\w+)\b", re.I)
+#: question mark; "can you ..." and "could you ..." are requests more often than questions); "what a day" exclaims
+_ASKS = re.compile(r"(?:^|[,;:.!?]\s*)(?:what(?!\s+an?\b)|where|when|who|whom|whose|which|why|how|(?:do|does|did|is|"
+                   r"are|was|were|have|has)\s+\w+)\b", re.I)
 
 
 #: words that open a sentence addressed to someone before what it says ("okay robot, ...", "excuse me, ...")
