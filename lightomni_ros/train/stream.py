@@ -140,10 +140,8 @@ class Stream:
 
     def reworded(self, said: Said) -> dict[str, str] | None:
         """The question of ``said`` in the other wording kept by :meth:`reword` (None without one); clears it."""
-        other = {'transcript': restate.restated(said.transcript, self.asked),
-                 'typed_text': restate.restated(said.typed, self.asked)}
-        self.asked = []
-        return other if other != {'transcript': said.transcript, 'typed_text': said.typed} else None
+        other, self.asked = said_otherwise(said, self.asked), []
+        return other
 
     def value_phrase(self, event_kind: str) -> tuple[str, str]:
         """("on Friday", "Friday") or ("at three", "three") for an event of ``event_kind``."""
@@ -216,11 +214,9 @@ class Stream:
               'gold_text': self.memories[said.gold]['text'] if said.gold is not None else '',
               'memory_ids': [m['id'] for m in self.memories], 'sg': self.sg(), 'response': said.response,
               'answer': said.answer, 'topic': topic, 'facts': said.facts + said.remembered}
-        other = {'transcript': restate.restated(said.transcript, self.renders),
-                 'typed_text': restate.restated(said.typed, self.renders)}
-        if other != {'transcript': said.transcript, 'typed_text': said.typed}:
+        other, self.renders = said_otherwise(said, self.renders), []
+        if other:
             ex['restated'] = other
-        self.renders = []
         asked = self.reworded(said)
         if asked:
             ex['reworded'] = asked
@@ -281,6 +277,13 @@ class Stream:
         """The canonical fact of where an object is ("Ana's car keys are in the blue drawer.")."""
         np = f"{owner}'s {obj}" if owner else f'the {obj}'
         return fact(capital(f'{np} {be(plural)} {place}.'), owner, [obj, kw])
+
+
+def said_otherwise(said: Said, renders: list[tuple[str, str]]) -> dict[str, str] | None:
+    """``said``'s transcript and typed text with the wordings of ``renders`` swapped in (None when nothing changes)."""
+    other = {'transcript': restate.restated(said.transcript, renders),
+             'typed_text': restate.restated(said.typed, renders)}
+    return other if other != {'transcript': said.transcript, 'typed_text': said.typed} else None
 
 
 def be_it(plural: bool) -> dict[str, str]:
