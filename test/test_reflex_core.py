@@ -158,8 +158,11 @@ def test_speech_that_does_not_name_the_robot_is_not_answered_unless_it_follows_a
 
 
 def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_answered(engine, monkeypatch):
-    """Let through as a follow-up only: a call to another person in view by name stays quiet, and so does a remark
-    whose reply would only be a refusal; a question, or a remark with something to say, is answered."""
+    """A follow-up to another person, or a remark with nothing to say, stays quiet.
+
+    Let through as a follow-up only: a call to another person in view by name stays quiet, and so does a remark
+    whose reply would only be a refusal; a question, or a remark with something to say, is answered.
+    """
     def after_reply(sid: int, text: str, faces: list[str]) -> SegmentInput:
         engine.address.replied(SegmentInput(segment_id=sid - 1, start=700.0 + sid, end=701.0 + sid,
                                             transcript='Robot, hi.', face_ids=['<face_1>'], speaker_face='<face_1>'))
