@@ -369,6 +369,14 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
         SegmentInput(segment_id=4, start=0, end=1, transcript='At home I look after a cat called Luna.',
                      face_ids=['<face_1>', '<face_2>']), names={'<face_1>': 'Kwame', '<face_4>': 'Mateo'})
     assert kept == ['<face_1> has a cat called Luna.', 'Kwame has a cat called Luna.']
+    # a naming fact gives a name: not a month the speaker said, not nothing; an introduction may give a calendar word
+    december = SegmentInput(segment_id=5, start=0, end=1, transcript='Robot, my birthday is in December.',
+                            face_ids=['<face_1>'], speaker_face='<face_1>')
+    assert sleep.heard_facts(['<face_1> is called December.', '<face_1> has a birthday in December.',
+                              '<face_1> is called.'], december) == (
+        ['<face_1> has a birthday in December.'], ['<face_1> is called December.', '<face_1> is called.'])
+    april = SegmentInput(segment_id=6, start=0, end=1, transcript="Robot, I'm April.", face_ids=['<face_1>'])
+    assert sleep.heard_facts(['<face_1> is called April.'], april) == (['<face_1> is called April.'], [])
     assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == ReminderIntent(
         due=15.0, text='stretch', face_id='')
 

@@ -45,20 +45,22 @@ CALENDAR_WORDS = frozenset('''monday tuesday wednesday thursday friday saturday 
 june july august september october november december today tomorrow yesterday'''.split())
 
 
+def may_be_name(word: str) -> bool:
+    """Whether a capitalised word can be a person's name: not a sentence start ASR capitalises, not the calendar."""
+    return bool(word) and word[:1].isupper() and word not in _NOT_NAMES and word.lower() not in CALENDAR_WORDS
+
+
 def introduced_other(text: str) -> str:
     """The name a speaker gives for someone else ("Robot, here is my cousin Mateo" -> "Mateo"), else ''."""
-    for m in _OTHER.finditer(text or ''):
-        if m.group(1) not in _NOT_NAMES and m.group(1).lower() not in CALENDAR_WORDS:
-            return m.group(1)
-    return ''
+    return next((m.group(1) for m in _OTHER.finditer(text or '') if may_be_name(m.group(1))), '')
 
 
 def introduced_name(text: str) -> str:
-    """The name a speaker gives for themself ("Hi robot, I'm Barack" -> "Barack"), else ''."""
-    for m in _INTRO.finditer(text or ''):
-        if m.group(1) not in _NOT_NAMES:
-            return m.group(1)
-    return ''
+    """The name a speaker gives for themself ("Hi robot, I'm Barack" -> "Barack"), else ''.
+
+    A calendar word counts here ("my name is April"): the phrase itself says a name follows.
+    """
+    return next((m.group(1) for m in _INTRO.finditer(text or '') if m.group(1) not in _NOT_NAMES), '')
 
 
 def unaddressed(words: str, robot: Sequence[str]) -> str:

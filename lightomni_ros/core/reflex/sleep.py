@@ -18,7 +18,7 @@ import re
 import threading
 from typing import Any
 
-from ..text import introduced_name, sentences
+from ..text import introduced_name, introduced_other, may_be_name, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .grounding import asks, content_words, supported
@@ -123,6 +123,8 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
 
 _IDS = re.compile(r'<(?:face|voice)_\d+>')
 _CALLED = re.compile(r'\bcalled (<?\w+>?)', re.I)     # the name given, or an id given as one
+#: the name a naming fact gives ("<face_1> is called Ana."), or none ("Ingrid is called.")
+_NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
 
 
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
@@ -138,16 +140,21 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     recalled as truth. So every word of a fact needs support in the segment, except the words of the stored forms
     (:data:`FORM_WORDS`) and the names of the people in view; and the people a fact is about must be there: a face or
     voice id of the segment, or a name said in it (a name memory knows is no evidence that its owner said anything).
-    A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name).
+    A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name),
+    and be one: "<face_1> is called December." after "my birthday is in December" names nobody, and neither does a
+    fact that ends at "called"; a calendar word is a name only where an introduction gives it ("I'm April").
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
     in_view = {names[f].lower() for f in seg.face_ids if (names or {}).get(f)}
+    introduced = {introduced_name(seg.utterance), introduced_other(seg.utterance)} - {''}
     kept, dropped = [], []
     for fact in facts:
         words = {w.split("'")[0] for w in content_words(_IDS.sub(' ', fact))} - in_view - FORM_WORDS
         words |= {n.lower() for n in _CALLED.findall(fact)}
-        ok = set(_IDS.findall(fact)) <= there and all(supported(w, heard) for w in words)
+        given = _NAMED.findall(fact)
+        ok = (set(_IDS.findall(fact)) <= there and all(supported(w, heard) for w in words)
+              and all(n in introduced or _IDS.fullmatch(n) or may_be_name(n) for n in given))
         (kept if ok else dropped).append(fact)
     return kept, dropped
 
