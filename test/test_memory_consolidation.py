@@ -91,6 +91,24 @@ def test_merges_profiles_and_restart(tmp_path, embedder):
     c2.close()
 
 
+def test_a_profile_says_what_memory_holds_about_the_person_not_who_else_was_there(tmp_path, embedder):
+    """The persona comes from the facts that name the person; events only list everyone in view."""
+    c = make(tmp_path, embedder)
+    c.enqueue(topic(1, face_ids=['<face_3>', '<face_1>'], visual='<face_3> talking, <face_1>',
+                    semantic=['<face_3> is called Freya.'], audio="Robot, I'm Freya."))
+    c.enqueue(topic(2, face_ids=['<face_3>', '<face_1>'], visual='<face_1> talking, <face_3>',
+                    semantic=['<face_1> works as a chef.'], audio='I work as a chef.'))
+    c.enqueue(topic(3, face_ids=['<face_3>', '<face_1>'], visual='<face_3> talking, <face_1>',
+                    semantic=['Freya works as a plumber.', 'Freyant is a town.'], audio='I fix pipes for a living.'))
+    c.process_all()
+    assert [e.content for e in c.entries.semantic_about('<face_3>', 'Freya', 5)] == [
+        '<face_3> is called Freya.', 'Freya works as a plumber.']
+    (p,) = c.profiles(['<face_3>'])
+    persona = p.attributes['persona']
+    assert p.name == 'Freya' and 'plumber' in persona and 'chef' not in persona and 'saw' not in persona
+    c.close()
+
+
 def test_index_rebuilt_when_missing_corrupt_or_stale(tmp_path, embedder, caplog):
     c = make(tmp_path, embedder, flush_every=10_000)
     for i in range(1, 6):

@@ -295,6 +295,11 @@ def test_a_profile_summary_that_invents_is_replaced_by_the_extractive_one(engine
     upd = RequestSummarizer(engine.summarize, why.append).profile('<face_1>', texts, Profile('<face_1>'), 40)
     assert upd.producer == 'extractive' and 'pizza' not in upd.summary and upd.attributes['occupation'] == 'nurse'
     assert len(why) == 1 and 'not grounded' in why[0]
+    # words of the texts, but about nobody: no profile
+    nobody = '{"persona": "Nurse; work; name."}'
+    ids = engine.backbone.tokenizer.encode(nobody)
+    out = engine.summarize(SummaryRequest(mode='profile', texts=texts, face_id='<face_1>', max_tokens=40))
+    assert out.summary == '' and out.problem == 'model profile does not name <face_1>'
     faithful = '{"persona": "Ana works as a nurse."}'
     ids = engine.backbone.tokenizer.encode(faithful)
     out = engine.summarize(SummaryRequest(mode='profile', texts=texts, face_id='<face_1>', max_tokens=40))

@@ -50,6 +50,12 @@ def may_be_name(word: str) -> bool:
     return bool(word) and word[:1].isupper() and word not in _NOT_NAMES and word.lower() not in CALENDAR_WORDS
 
 
+def names_person(text: str, face_id: str, name: str = '') -> bool:
+    """Whether ``text`` names the person: their face id, or their name as a word ("Ana's", not "Banana")."""
+    needles = [n for n in (face_id, name) if n]
+    return any(re.search(rf'(?<![\w<]){re.escape(n)}(?![\w>])', text or '', re.I) for n in needles)
+
+
 def introduced_other(text: str) -> str:
     """The name a speaker gives for someone else ("Robot, here is my cousin Mateo" -> "Mateo"), else ''."""
     return next((m.group(1) for m in _OTHER.finditer(text or '') if may_be_name(m.group(1))), '')

@@ -333,7 +333,10 @@ class Consolidator:
                     return n
                 face = row[0]
                 p = prof.get(m.store, face)
-                texts = [e.script() for e in m.entries.recent_episodic_with_face(face, k)]
+                # what memory holds about the person comes first: facts name them ("Freya works as a plumber."),
+                # while an event lists everyone in view; the events add what was seen and said
+                texts = [e.content for e in m.entries.semantic_about(face, p.name if p else '', 2 * k)]
+                texts += [e.script() for e in m.entries.recent_episodic_with_face(face, k)]
             upd = self._summarize_profile(face, texts, p, node_max)
             with m.lock:
                 cur = prof.get(m.store, face)

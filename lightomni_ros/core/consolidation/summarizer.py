@@ -17,7 +17,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from ..memory.global_state import approx_tokens
 from ..memory.profiles import Profile
-from ..text import introduced_name
+from ..text import introduced_name, names_person
 from ..memory.store import normalize
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 
@@ -61,6 +61,8 @@ that these those i you he she we they me him her us them my your his our their s
 do does did not no yes so than then there here what which who whom how when where why can could will would should
 just very about into over under up down out again also only own same too s t""".split())
 
+#: how an event's script opens (``EpisodicEntry.script``): texts that tell what happened, not facts
+_EVENT = re.compile(r'^(?:saw|heard|answered) |^\(nothing notable\)')
 _LIKE = re.compile(r"\bi (?:really )?(?:like|love|enjoy|prefer)\s+([^.;!?\"]+)", re.I)
 _JOB = re.compile(r"\bi (?:work as (?:an? )?|am working as (?:an? )?|am an? |'m an? )([a-z][a-z ]{2,40}?)"
                   r"(?:[.;,!?\"]|$| at | in )", re.I)
@@ -115,7 +117,7 @@ class ExtractiveSummarizer:
         return Summary(extract(texts, max_tokens) or '(no content)', EXTRACTIVE)
 
     def profile(self, face_id: str, texts: Sequence[str], profile: Profile, max_tokens: int) -> ProfileUpdate:
-        """Name, preferences and occupation by pattern; a persona from the sentences that mention the person."""
+        """Name, preferences, occupation by pattern; a persona from the facts (else sentences) naming the person."""
         joined = ' '.join(texts)
         attrs = dict(profile.attributes)
         name = profile.name
@@ -127,8 +129,10 @@ class ExtractiveSummarizer:
         job = _JOB.search(joined)
         if job:
             attrs['occupation'] = job.group(1).strip()
-        about = [s for s in sentences(texts) if face_id in s or (name and name.lower() in s.lower())]
-        persona = extract(about or list(texts), max_tokens)
+        # the facts that name the person say who they are; the events' "saw <face_1>, <face_3>" only who was there
+        facts = [t for t in texts if not _EVENT.match(t) and names_person(t, face_id, name)]
+        about = [s for s in sentences(texts) if names_person(s, face_id, name)]
+        persona = extract(facts or about or list(texts), max_tokens)
         if persona:
             attrs['persona'] = persona
         return ProfileUpdate(summary=persona, attributes=attrs, name=name, producer=EXTRACTIVE)

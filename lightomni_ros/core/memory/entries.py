@@ -25,6 +25,7 @@ from typing import Any, Iterator, Sequence
 import numpy as np
 
 from ..embedding import TextEmbedder
+from ..text import names_person
 from .backend import Entry, EntryFilter, MemoryBackend
 from .config import MemoryConfig
 from .store import (KIND_EPISODIC, KIND_NAMES, KIND_SEMANTIC, EpisodicEntry, SemanticEntry, Store, chunks,
@@ -372,6 +373,24 @@ class EntryIndex(MemoryBackend):
         rows = self.db.execute('SELECT e.* FROM episodic e JOIN episodic_faces f ON f.entry_id=e.id '
                                'WHERE f.face_id=? ORDER BY e.id DESC LIMIT ?', (face_id, limit)).fetchall()
         return [self._episodic(r) for r in reversed(rows)]
+
+    def semantic_about(self, face_id: str, name: str, limit: int) -> list[SemanticEntry]:
+        """The newest ``limit`` facts that name the person (their face id, or their name as a word), oldest first.
+
+        Unlike the faces an entry lists (everyone in view when it was said), a fact's words say whom it is about.
+        """
+        needles = [n for n in (face_id, name) if n]
+        if not needles or limit <= 0:
+            return []
+        cond = ' OR '.join('instr(lower(content), ?) > 0' for _ in needles)
+        out = []
+        for row in self.db.execute(f'SELECT * FROM semantic WHERE {cond} ORDER BY id DESC',
+                                   [n.lower() for n in needles]):
+            if names_person(row['content'], face_id, name):
+                out.append(self._semantic(row))
+                if len(out) == limit:
+                    break
+        return out[::-1]
 
     def ids_mentioning(self, kind: int, face_id: str, words: Sequence[str] = ()) -> list[int]:
         """Ids of entries that list ``face_id`` or whose text contains it or any of ``words`` (e.g. the name)."""

@@ -25,7 +25,7 @@ import torch
 from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
-from ..text import introduced_name, introduced_other
+from ..text import introduced_name, introduced_other, names_person
 from ..timeparse import TimeWindow, find_window
 from ..topic import TopicData
 from . import generation as gen
@@ -492,6 +492,10 @@ class ReflexEngine:
             out.problem = 'model summary too short'
         elif len(new) > SUMMARY_NEW_WORDS * len(content_words(text)):
             out.problem = f'model summary not grounded in its texts (new words: {", ".join(sorted(new)[:5])})'
+        elif req.mode == PROFILE and not any(names_person(text, req.face_id, str(n or ''))
+                                             for n in (req.known.get('name'), out.name)):
+            # "Miele; roof repair; cycling race; Edo": words of the events, but about nobody
+            out.problem = f'model profile does not name {req.face_id}'
         if out.problem:     # no summary: the caller's extractive summarizer writes one (RequestSummarizer)
             out.summary, out.producer = '', ''
             return out
