@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, people_asked,
-                                                 unfounded_refusal)
+                                                 unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.types import MemoryItem
 
 ROBOT = ['robot', 'assistant']
@@ -146,6 +146,28 @@ def test_a_refusal_to_say_what_someone_said_stands_only_when_nothing_they_said_i
     # nothing Joe said is remembered; and a question that names no speaker is not read as one about the radio
     assert unfounded_refusal(refuse, 'Robot, what did Joe say?', mems, ROBOT) == ''
     assert unfounded_refusal(refuse, 'Robot, what did Ana say about the party?', mems, ROBOT) == ''
+
+
+def test_an_answer_to_what_someone_said_says_what_they_said() -> None:
+    from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER
+
+    radio = 'Robot, what did the man on the radio say?'
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Joe'),
+            MemoryItem('semantic:1', "Joe's car keys are in the blue drawer."),
+            MemoryItem('semantic:2', f'<voice_1>, {UNSEEN_SPEAKER} said: And so my fellow Americans.'),
+            MemoryItem('semantic:3', '<face_1> said: The pool closes at six.')]
+    # made of the question's words and a name from another memory: grounded, but not what the radio said
+    assert unquoted('I heard that the man on the radio is Joe.', radio, mems, ROBOT).startswith(
+        'reply does not say what was said')
+    assert unquoted('The man on the radio said: my fellow Americans.', radio, mems, ROBOT) == ''
+    assert unquoted('Joe said the pool closes at six.', 'Robot, what did Joe say?', mems, ROBOT) == ''
+    assert unquoted('Joe said the keys are in the blue drawer.', 'Robot, what did Joe say?', mems, ROBOT)
+    # nothing the radio said is remembered (yet): there is nothing to answer with; a refusal is always fine
+    without = [m for m in mems if m.ref != 'semantic:2']
+    assert unquoted('I heard that the man on the radio is Joe.', radio, without, ROBOT) == \
+        'nothing the one asked about said is remembered'
+    assert unquoted("I don't remember that.", radio, without, ROBOT) == ''
+    assert unquoted('The keys are in the blue drawer.', 'Robot, where are the keys?', mems, ROBOT) == ''
 
 
 def test_a_scene_label_is_not_what_was_said_and_a_possessive_is_no_news() -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..text import CALENDAR_WORDS, gist, sentences, unaddressed
 from .grounding import (SAID_AS_FACT, asks, content_words, holds_only_a_question, is_quote_question, is_refusal,
-                        said_by, said_in, speakable, stem)
+                        names_a_device, said_by, said_in, speakable, stem)
 from .prompts import face_names
 from .types import MemoryItem
 
@@ -193,6 +193,30 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     return ''
 
 
+def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+             min_overlap: float = 0.5) -> str:
+    """Why an answer to "what did ... say?" should not be spoken: it does not say what the one asked about said.
+
+    The grounding check accepts words of any memory; "I heard that the man on the radio is Joe." is made of the
+    question's words and a name from another memory. The reply's new words must come from what the speaker asked
+    about said (a person by name, the radio or TV, someone described), as :func:`answering` picks them; a question
+    about a radio or a named person with nothing of theirs remembered has no answer to give.
+    """
+    if not reply.strip() or is_refusal(reply) or not is_quote_question(question):
+        return ''
+    theirs = [m for m in said_by(question, memories, strict=True) if not m.ref.startswith('profile:')]
+    named = names_a_device(question) or people_asked(question, memories, ignore)
+    if named and not theirs and not _ABOUT_TOPIC.search(question):
+        return 'nothing the one asked about said is remembered'
+    # what they said about the topic asked, or any memory of it (a TV heard with people in view is their words)
+    heard = answering(question, memories, ignore, quote=True) or theirs
+    said = set().union(set(), *(content_words(said_in(m)) for m in heard))
+    new = content_words(reply) - content_words(question) - _FRAME
+    if new and len(new & said) < min_overlap * len(new):
+        return f'reply does not say what was said ({len(new & said)}/{len(new)} new words)'
+    return ''
+
+
 def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       embed: Callable[[Sequence[str]], np.ndarray], ignore: Sequence[str] = (), max_quotes: int = 2,
                       margin: float = 0.05) -> str:
@@ -268,4 +292,4 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'extractive_answer', 'misattributed', 'people_asked',
-           'unfounded_refusal']
+           'unfounded_refusal', 'unquoted']

@@ -36,7 +36,7 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import DONT_KNOW, extractive_answer, misattributed, unfounded_refusal
+from .answering import DONT_KNOW, extractive_answer, misattributed, unfounded_refusal, unquoted
 from .grounding import asks, content_words, is_quote_question, is_refusal, reply_problem, said_by, unsupported
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
@@ -589,6 +589,7 @@ class ReflexEngine:
                 # a refusal must not be said over one that answers
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap) or \
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
+                    unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     unfounded_refusal(text, seg.utterance, memories, robot_names)
 
             stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=check if rc.grounding_check else None)

@@ -50,6 +50,11 @@ _DEVICE = re.compile(r'\b(?:radio|tv|television|phone|telephone|loudspeaker|spea
                      re.I)
 
 
+def names_a_device(text: str) -> bool:
+    """Whether ``text`` speaks of a device that talks ("the radio", "on TV"): its words are an unseen speaker's."""
+    return bool(_DEVICE.search(text or ''))
+
+
 #: a person described instead of named: "the man in the video", "the woman at the door"
 _DESCRIBED = re.compile(r'\b(?:the|that|this) (?:man|woman|person|guy|lady|boy|girl|kid|child|visitor|stranger)\b',
                         re.I)
@@ -100,7 +105,7 @@ def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False)
     faces = {f for f, name in names.items() if re.search(rf'\b{re.escape(name.lower())}\b', q)}
     if faces:
         keep = [m for m in facts if any(f in m.text for f in faces)]
-    elif _DEVICE.search(q):
+    elif names_a_device(q):
         keep = [m for m in facts if UNSEEN_SPEAKER in m.text]
     elif _DESCRIBED.search(q):
         # someone described, not named, while others have names: most likely a person the robot was not introduced to
