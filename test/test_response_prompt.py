@@ -70,6 +70,31 @@ def test_memory_target_is_the_json_the_parser_reads() -> None:
     assert list(json.loads('{' + out)) == ['visual', 'semantic', 'reminders']
 
 
+def test_with_nobody_in_view_the_memory_reply_starts_with_what_was_seen() -> None:
+    """The rules know the description then: the pass starts after it, in the form the targets have."""
+    from lightomni_ros.core.reflex.sleep import memory_opening
+
+    radio = SegmentInput(segment_id=1, start=0.0, end=3.0, transcript='And so my fellow Americans.',
+                         visual_tags=['tv', 'sofa'])
+    opening = memory_opening(radio)
+    assert opening == '"visual": "nobody in view, an unseen speaker talking; tv, sofa'
+    target = P.memory_target({'visual': 'nobody in view, an unseen speaker talking; tv, sofa', 'semantic': ['x']})
+    assert target.startswith(opening) and target[len(opening)] == '"'
+    # someone in view, or a model that reads the frames: the model writes the description
+    assert memory_opening(SegmentInput(segment_id=2, start=0.0, end=1.0, face_ids=['<face_1>'])) == ''
+    assert memory_opening(radio, saw_frames=True) == ''
+
+    class Backbone:
+        kind, chat = 'text', P.CHATML
+
+        @staticmethod
+        def text_part(text):
+            return text
+    parts = P.memory_parts(Backbone, radio, opening=opening)
+    # its own part: tokenized as in the training targets, which follow the "{"
+    assert parts[-2:] == [P.CHATML.open('assistant') + '{', opening]
+
+
 def test_chat_formats() -> None:
     class Tok:
         def __init__(self, vocab):

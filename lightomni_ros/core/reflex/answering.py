@@ -222,6 +222,8 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       margin: float = 0.05) -> str:
     """Quote the memories that could answer ``question``, closest first (a second only when nearly as close).
 
+    Asked only what someone said, with no topic, the second quote is theirs too, however close.
+
     Of each memory only the sentences about what the question asks are said (:func:`answer_part`), a second quote
     only when it adds a word to the first, and who said it once when both are theirs. '' when none could answer: a
     quote of something else would be no answer (the caller says it does not know).
@@ -235,8 +237,10 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     vecs = embed([question] + texts)
     sims = vecs[1:] @ vecs[0]
     order = [int(i) for i in np.argsort(-sims)]
-    chosen = [order[0]] + [i for i in order[1:max_quotes] if sims[i] >= sims[order[0]] - margin]
     about = _ABOUT_TOPIC.search(question) if quote else None
+    # "what did the man on the radio say?" asks for what they said, all of it alike: closeness is no criterion
+    near = float('inf') if quote and not about else margin
+    chosen = [order[0]] + [i for i in order[1:max_quotes] if sims[i] >= sims[order[0]] - near]
     topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
     parts: list[str] = []
     said: set[str] = set()

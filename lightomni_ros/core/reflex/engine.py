@@ -43,7 +43,7 @@ from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, fallback_topic, find_name, find_reminders, parse_json_object,
+from .sleep import (Preemption, fallback_topic, find_name, find_reminders, memory_opening, parse_json_object,
                     topic_from_reply)
 from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
@@ -402,9 +402,10 @@ class ReflexEngine:
         The names of the people in view are asked of memory first (outside the model lock), so the facts name them.
         """
         names = self.known_names(list(seg.face_ids))
+        opening = memory_opening(seg, self._saw_frames(seg))
         with self.sleep_time(), self.adapters.use('memory') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
-            parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni)
+            parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni, opening=opening)
             hidden, cache, plen, end = self.prefill('memory', parts, active)
             try:
                 ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
@@ -413,15 +414,18 @@ class ReflexEngine:
                 crop_to(cache, plen)
         if interrupted:
             return None
-        return self._memory_topic(seg, response, ids, names)
+        return self._memory_topic(seg, response, ids, names, opening)
+
+    def _saw_frames(self, seg: SegmentInput) -> bool:
+        return self.backbone.kind == 'omni' and bool(seg.frames)
 
     def _memory_topic(self, seg: SegmentInput, response: str, ids: list[int],
-                      names: dict[str, str] | None = None) -> TopicData:
-        """The Topic of a memory pass's generated ids (the prompt ends with the reply's opening brace)."""
+                      names: dict[str, str] | None = None, opening: str = '') -> TopicData:
+        """The Topic of a memory pass's generated ids (the prompt ends with the reply's ``{`` and ``opening``)."""
         if self.backbone.test_model:
             return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
-        return topic_from_reply(seg, response, '{' + self.backbone.tokenizer.decode(ids), self.tz, names,
-                                saw_frames=self.backbone.kind == 'omni' and bool(seg.frames))
+        return topic_from_reply(seg, response, '{' + opening + self.backbone.tokenizer.decode(ids), self.tz, names,
+                                saw_frames=self._saw_frames(seg))
 
     @torch.no_grad()
     def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,
@@ -436,14 +440,15 @@ class ReflexEngine:
             one = self.memory_pass(items[0][0], items[0][1], stop, max_new_tokens)
             return None if one is None else [one]
         names = [self.known_names(list(seg.face_ids)) for seg, _ in items]
+        openings = [memory_opening(seg, self._saw_frames(seg)) for seg, _ in items]
         rows: list[gen.PrefilledRow] = []
         with self.sleep_time(), self.adapters.use('memory') as active:
             cache = None
-            for (seg, _), known in zip(items, names):
+            for (seg, _), known, opening in zip(items, names, openings):
                 if stop is not None and stop():
                     return None
                 omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
-                parts = P.memory_parts(self.backbone, seg, known, omni_parts=omni)
+                parts = P.memory_parts(self.backbone, seg, known, omni_parts=omni, opening=opening)
                 hidden, cache, plen, end = self.prefill('memory', parts, active)
                 try:
                     keys, values = gen.suffix_kv(cache, plen)
@@ -454,8 +459,8 @@ class ReflexEngine:
                 self.backbone, cache, rows, max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
         if interrupted:
             return None
-        return [self._memory_topic(seg, response, row_ids, known)
-                for (seg, response), row_ids, known in zip(items, ids, names)]
+        return [self._memory_topic(seg, response, row_ids, known, opening)
+                for (seg, response), row_ids, known, opening in zip(items, ids, names, openings)]
 
     @torch.no_grad()
     def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,

@@ -186,10 +186,15 @@ def segment_turn(backbone: Any, seg: SegmentInput, names: Mapping[str, str] | No
 
 
 def memory_parts(backbone: Any, seg: SegmentInput, names: Mapping[str, str] | None = None,
-                 tz: _dt.tzinfo | None = None, omni_parts: list | None = None) -> list:
-    """Prompt parts after :func:`memory_prefix`: the segment turn and the start of the reply (``{``)."""
+                 tz: _dt.tzinfo | None = None, omni_parts: list | None = None, opening: str = '') -> list:
+    """Prompt parts after :func:`memory_prefix`: the segment turn and the start of the reply (``{``).
+
+    ``opening``: more of the reply that is known already (``sleep.memory_opening``), its own part so that it is
+    split into the tokens it has in the training targets (they are tokenized after the ``{``).
+    """
     return segment_turn(backbone, seg, names, tz, omni_parts) + \
-        [backbone.text_part(backbone.chat.open('assistant') + '{')]
+        [backbone.text_part(backbone.chat.open('assistant') + '{')] + \
+        ([backbone.text_part(opening)] if opening else [])
 
 
 def memory_target(topic: Mapping[str, Any]) -> str:

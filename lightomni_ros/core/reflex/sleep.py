@@ -191,6 +191,19 @@ def seen(seg: SegmentInput) -> str:
     return '; '.join([', '.join(people)] + ([', '.join(seg.visual_tags)] if seg.visual_tags else []))
 
 
+def memory_opening(seg: SegmentInput, saw_frames: bool = False) -> str:
+    """The start of the memory reply when the rules know it: what was seen with nobody in view ('' otherwise).
+
+    With nobody in view, the description the adapter is trained to write is exactly :func:`seen`'s ("nobody in view,
+    an unseen speaker talking; kitchen"), and it is where the small adapter loops ("nobody in view, nobody in view,
+    ..."), so the pass starts after it (left open: the closing quote is the first token the model writes). A model
+    that reads the frames writes its own.
+    """
+    if seg.face_ids or saw_frames:
+        return ''
+    return '"visual": "' + json.dumps(seen(seg), ensure_ascii=False)[1:-1]
+
+
 _FACE_IDS = re.compile(r'<face_\d+>')
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]+\b")
 #: words that say who was in view and how, not what was seen
