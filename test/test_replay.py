@@ -111,6 +111,8 @@ def test_scoring_of_published_outputs() -> None:
          'memory': 'semantic', 'timeout': 5.0},
         {'id': 'q_none', 'kind': 'question', 'start': 20.0, 'speech_end': 21.0, 'expect': ['z'], 'expect_any': [],
          'memory': '', 'timeout': 2.0},
+        {'id': 'q_typed', 'kind': 'question', 'start': 23.0, 'speech_end': 23.0, 'expect': ['Monday'],
+         'expect_any': [], 'memory': '', 'timeout': 5.0},
         {'id': 'diff', 'kind': 'identity', 'item': 'b', 'same_as': '', 'different_from': 'a'},
         {'id': 'rem_ok', 'kind': 'proactive', 'window': [25.0, 35.0], 'due': 30.0, 'expect': ['pills'],
          'expect_any': []},
@@ -136,8 +138,14 @@ def test_scoring_of_published_outputs() -> None:
                     act(8.6, 'Your name is Ann.', ['profile:<face_1>']), act(15.5, 'It is y.', ['episodic:3']),
                     act(31.0, 'Time to take your pills!', [], Action.SOURCE_REMINDER),
                     act(47.0, 'Go for a walk.', [], Action.SOURCE_REMINDER),
-                    (tb.wall_of_scenario(21.5), Action(speak=False, response='z'))],   # not spoken: no answer
-        'segments': [seg(0.0, 2.0, 'my name is and', '<face_1>', 1), seg(3.0, 6.0, 'Ok. hello there.', '<face_2>', 2)]})
+                    (tb.wall_of_scenario(21.5), Action(speak=False, response='z')),   # not spoken: no answer
+                    act(23.9, 'It is on Monday.', [], seg_id=3)],
+        'segments': [seg(0.0, 2.0, 'my name is and', '<face_1>', 1), seg(3.0, 6.0, 'Ok. hello there.', '<face_2>', 2),
+                     seg(21.0, 22.0, '', '<face_1>', 3)]})
+    # a typed question: the node closed its segment at its sensor clock, a second behind the typing (22 s), and
+    # the segment arrived when it was typed (23.2 s): the answer to it answers the question
+    out.get('segments')[2] = (tb.wall_of_scenario(23.2), out.get('segments')[2][1])
+    out.get('segments')[2][1].typed_text = 'When is the trip?'
     # segment 2 also holds a word said before item b: its word timings keep item b's words apart
     out.get('segments')[1][1].words = [WordTiming(word=w, start=a, end=b) for w, a, b in (
         (' Ok.', 0.1, 0.4), (' hello', 1.2, 1.6), (' there.', 1.7, 2.2))]
@@ -154,12 +162,13 @@ def test_scoring_of_published_outputs() -> None:
     assert by['diff']['passed'] and by['diff']['face'] == '<face_2>'
     assert by['rem_ok']['passed'] and by['rem_ok']['timing_error_s'] == pytest.approx(1.0, abs=1e-6)
     assert not by['rem_late']['passed'] and '47.0' in by['rem_late']['detail']
-    assert res['summary']['passed'] == 3 and res['summary']['total'] == 7
+    assert by['q_typed']['passed'], by['q_typed']
+    assert res['summary']['passed'] == 4 and res['summary']['total'] == 8
     assert res['wer']['items'][0]['wer'] == pytest.approx(0.25) and res['wer']['items'][1]['wer'] == 0.0
     assert res['wer']['items'][1]['hypothesis'] == 'hello there.'
     assert res['summary']['wer'] == pytest.approx(1 / 6, abs=1e-3)
     assert res['summary']['identity_consistency'] == 1.0
-    assert res['summary']['segments'] == 2 and res['summary']['segments_resent'] == 1
+    assert res['summary']['segments'] == 3 and res['summary']['segments_resent'] == 1
     assert [s['text'] for s in res['spoken']][:3] == ['Late reply to b.', 'Your name is Ann.', 'It is y.']
     assert scoring.has_keyword('The keys are in the blue drawer.', 'blue drawer')
     assert not scoring.has_keyword('drawers', 'drawer') and scoring.wer('a b c', 'a x c d')[0] == pytest.approx(2 / 3)
