@@ -170,6 +170,18 @@ def test_an_answer_to_what_someone_said_says_what_they_said() -> None:
     assert unquoted('The keys are in the blue drawer.', 'Robot, where are the keys?', mems, ROBOT) == ''
 
 
+def test_the_same_words_retrieved_twice_are_one_quote(embed) -> None:
+    """A fact and the recent turn it came from say the same: the second quote is the next thing the radio said."""
+    from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER
+
+    mems = [MemoryItem('semantic:5', f'[2026-01-05 09:00:21]--[2026-01-05 09:00:23]: {UNSEEN_SPEAKER} said: Ask not!'),
+            MemoryItem('recent:5', f'{UNSEEN_SPEAKER} said: Ask not!'),
+            MemoryItem('semantic:4', f'<voice_1>, {UNSEEN_SPEAKER} said: And so my fellow Americans.'),
+            MemoryItem('semantic:3', "Joe's car keys are in the blue drawer.")]
+    said = extractive_answer('Robot, what did the man on the radio say?', mems, embed, ROBOT)
+    assert 'Ask not!' in said and 'fellow Americans' in said and said.count('Ask not') == 1, said
+
+
 def test_a_scene_label_is_not_what_was_said_and_a_possessive_is_no_news() -> None:
     from lightomni_ros.core.reflex.grounding import reply_problem
 

@@ -240,7 +240,16 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     about = _ABOUT_TOPIC.search(question) if quote else None
     # "what did the man on the radio say?" asks for what they said, all of it alike: closeness is no criterion
     near = float('inf') if quote and not about else margin
-    chosen = [order[0]] + [i for i in order[1:max_quotes] if sims[i] >= sims[order[0]] - near]
+    # the same words retrieved twice (a fact and the recent turn it came from) are one quote
+    chosen: list[int] = []
+    quoted: set[str] = set()
+    for i in order:
+        if chosen and (len(chosen) == max_quotes or sims[i] < sims[chosen[0]] - near):
+            break
+        key = ' '.join(sorted(content_words(said_in(facts[i]))))
+        if key not in quoted:
+            quoted.add(key)
+            chosen.append(i)
     topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
     parts: list[str] = []
     said: set[str] = set()
