@@ -210,7 +210,7 @@ def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: 
         return 'nothing the one asked about said is remembered'
     # what they said about the topic asked, or any memory of it (a TV heard with people in view is their words)
     heard = answering(question, memories, ignore, quote=True) or theirs
-    said = set().union(set(), *(content_words(said_in(m)) for m in heard))
+    said = set().union(*(content_words(said_in(m)) for m in heard))
     new = content_words(reply) - content_words(question) - _FRAME
     if new and len(new & said) < min_overlap * len(new):
         return f'reply does not say what was said ({len(new & said)}/{len(new)} new words)'

@@ -497,8 +497,8 @@ class ReflexEngine:
             out.problem = 'model summary too short'
         elif len(new) > SUMMARY_NEW_WORDS * len(content_words(text)):
             out.problem = f'model summary not grounded in its texts (new words: {", ".join(sorted(new)[:5])})'
-        elif req.mode == PROFILE and not any(names_person(text, req.face_id, str(n or ''))
-                                             for n in (req.known.get('name'), out.name)):
+        elif req.mode == PROFILE and not any(names_person(text, req.face_id, n)
+                                             for n in {str(req.known.get('name') or ''), out.name}):
             # "Miele; roof repair; cycling race; Edo": words of the events, but about nobody
             out.problem = f'model profile does not name {req.face_id}'
         if out.problem:     # no summary: the caller's extractive summarizer writes one (RequestSummarizer)
