@@ -101,6 +101,67 @@ def test_decoding_loops_are_cut_but_real_repetition_stays() -> None:
     assert n == 10
 
 
+class _Whisper:
+    """faster-whisper's transcribe() answering from a script: (audio seconds, prompt) of each call are kept."""
+
+    class Model:
+        is_multilingual = False
+
+    model = Model()
+
+    def __init__(self, script: list[list[tuple[str, float, float, float]]]) -> None:
+        self.script, self.calls = script, []
+
+    def transcribe(self, audio, **kw):
+        from types import SimpleNamespace as NS
+
+        self.calls.append((len(audio) / 16000, kw['initial_prompt']))
+        segs = []
+        for words in self.script[len(self.calls) - 1]:
+            ws = [NS(word=' ' + w, start=a, end=b, probability=0.9) for w, a, b, _ in words]
+            segs.append(NS(words=ws, start=ws[0].start, temperature=0.0, compression_ratio=words[0][3],
+                           no_speech_prob=0.1, avg_logprob=-0.3))
+        return iter(segs), NS(language='en')
+
+
+def test_a_decoding_loop_ends_the_window_and_the_audio_after_it_is_decoded_again() -> None:
+    """The words before a loop stay, its copies go, and what it swallowed is decoded again with them as prompt."""
+    from lightomni_ros.core.perception.asr import AsrConfig, Transcriber
+
+    tr = Transcriber(AsrConfig(context=False))
+    loop = [('yeah', 1.0 + 0.2 * i, 1.2 + 0.2 * i, 9.0) for i in range(10)]
+    tr.model = _Whisper([[[('hello', 0.0, 0.4, 1.1), ('there', 0.4, 0.9, 1.1)], loop],
+                         [[('look', 0.5, 0.8, 1.2), ('at', 0.8, 0.9, 1.2), ('this', 0.9, 1.3, 1.2)]]])
+    out = tr.transcribe(np.zeros(16000 * 10, np.float32))
+    assert out.text == 'hello there yeah yeah yeah yeah look at this'
+    assert out.counts['asr_loop_resumes'] == 1 and out.counts['asr_dropped_repeats'] == 6
+    (first, _), (rest, prompt) = tr.model.calls
+    assert first == 10.0 and rest == pytest.approx(10.0 - 1.8) and prompt == 'hello there yeah yeah yeah yeah'
+    assert out.words[-3].start == pytest.approx(1.8 + 0.5)      # span time, not the re-decoded window's
+    tr.model = _Whisper([[[('hello', 0.0, 0.4, 1.1)], loop]])
+    assert Transcriber.transcribe(tr, np.zeros(16000 * 10, np.float32), once=True).text == 'hello yeah yeah yeah yeah'
+
+
+@needs_media
+def test_the_temperature_fallback_is_seeded() -> None:
+    """Far-field overlapped speech falls back to sampling; with a seed a fresh model repeats the same words."""
+    from lightomni_ros.core.perception.asr import AsrConfig, Transcriber
+    from lightomni_ros.eval.conversations import meeting
+
+    meet = meeting(MEDIA)
+    if meet is None:
+        pytest.skip('the AMI meeting clip is not in the media folder')
+    runs = []
+    for _ in range(2):
+        tr = Transcriber(AsrConfig(context=False, beam_size=1, seed=0))
+        try:
+            runs.append(tr.transcribe(meet.audio))
+        finally:
+            tr.close()
+    assert runs[0].counts.get('asr_fallbacks', 0) >= 1, runs[0].counts     # sampling really happened
+    assert runs[0].text == runs[1].text and runs[0].text
+
+
 @pytest.fixture(scope='module')
 def encoder() -> VoiceEncoder:
     return VoiceEncoder(ModelResolver().resolve('voice').path)

@@ -51,7 +51,14 @@ class AsrConfig:
     compute_type: str = param('int8', 'CTranslate2 compute type (int8 on CPU, float16 or int8_float16 on GPU).',
                               choices=['int8', 'int8_float32', 'int8_float16', 'float16', 'float32', 'default'])
     language: str = param('en', 'Language code; empty detects it per span (multilingual models only).')
-    beam_size: int = param(1, 'Beam size (1 = greedy: fastest).', min=1, max=10)
+    beam_size: int = param(5, 'Beam size of the first decode (1 = greedy: fastest). With 1, far-field overlapped '
+                              'speech often falls back to sampling and two decodes of the same audio differ; 5 is '
+                              'faster-whisper\'s own default (docs/PERCEPTION.md has the measured trade-off).',
+                           min=1, max=10)
+    seed: int = param(0, 'Seed of the temperature-fallback sampling, set when the model loads, so a run repeats: the '
+                         'same audio in the same order gives the same words (CTranslate2 keeps one generator per '
+                         'decoding thread, seeded at its first draw; it cannot be reseeded per span); -1: unseeded.',
+                      min=-1)
     threads: int = param(1, 'CPU threads for the ASR.', min=1)
     min_span_s: float = param(0.3, 'Shorter speech spans are not transcribed (counted).', min=0.0)
     name_hints: int = param(32, 'Most names of known people (heard in introductions, or from stored profiles) passed '
@@ -70,6 +77,9 @@ class AsrConfig:
                                          'with real time instead of falling further behind; counted (asr_shed).')
     max_repeats: int = param(4, 'A phrase of 1-4 words repeated more often in a row is a decoding loop: the extra '
                                 'copies are dropped (counted); real repetition ("no, no, no") stays.', min=2)
+    loop_resumes: int = param(2, 'After a decoding loop, the audio that follows its last real word is decoded again '
+                                 '(a loop swallows the rest of Whisper\'s window), at most this many times per span '
+                                 '(counted as asr_loop_resumes); 0 drops the loop and what it swallowed.', min=0)
     no_speech_drop: float = param(0.6, 'A decoded piece with a no-speech probability above this is dropped '
                                        '(counted) when its words look hallucinated (improbable, squeezed into '
                                        'milliseconds) or it is at most 3 improbable words; 1 keeps all.',
@@ -179,6 +189,15 @@ def drop_loops(words: list[Word], max_repeats: int) -> tuple[list[Word], int]:
     return kept, len(words) - len(kept)
 
 
+def loop_head(words: list[Word], max_repeats: int) -> list[Word]:
+    """The words before the first copy :func:`drop_loops` would drop (all of them when there is no loop)."""
+    kept, dropped = drop_loops(words, max_repeats)
+    if not dropped:
+        return words
+    ids = {id(w) for w in kept}
+    return words[:next(i for i, w in enumerate(words) if id(w) not in ids)]
+
+
 def words_text(words: Iterable[Word]) -> str:
     """Text of words as Whisper spells them (each word carries its leading space)."""
     return re.sub(r'\s+', ' ', ''.join(w.word for w in words)).strip()
@@ -188,10 +207,13 @@ class Transcriber:
     """faster-whisper on 16 kHz float32 mono audio."""
 
     def __init__(self, cfg: AsrConfig, resolver: ModelResolver | None = None) -> None:
+        import ctranslate2
         from faster_whisper import WhisperModel
 
         self.cfg = cfg
         self.path, self.name = resolve_model(cfg, resolver or ModelResolver())
+        if cfg.seed >= 0:
+            ctranslate2.set_random_seed(cfg.seed)     # read when this model's decoding thread first samples
         self.model = WhisperModel(str(self.path), device=cfg.device, compute_type=cfg.compute_type,
                                   cpu_threads=cfg.threads, num_workers=1, local_files_only=True)
         self.multilingual = bool(self.model.model.is_multilingual)
@@ -263,31 +285,78 @@ class Transcriber:
 
     def _decode(self, audio: np.ndarray, prompt: str | None,
                 fallback: bool) -> tuple[list[Word], collections.Counter, str]:
-        """One faster-whisper decode (with its temperature fallback when asked), cleaned: (words, counts, language)."""
-        cfg = self.cfg
-        language = 'en' if not self.multilingual else (cfg.language or None)
-        segments, info = self.model.transcribe(
-            audio, language=language, beam_size=cfg.beam_size, word_timestamps=True, vad_filter=False,
-            condition_on_previous_text=True, without_timestamps=False, initial_prompt=prompt,
-            temperature=list(_TEMPERATURES if fallback else _TEMPERATURES[:1]),
-            compression_ratio_threshold=2.4, log_prob_threshold=-1.0, no_speech_threshold=None,
-            hotwords=' '.join(self.names) if self.names and cfg.name_hints else None)
+        """Decode a span, cleaned: (words, counts, language).
+
+        A decoding loop ends the decode where it starts (the copies are dropped) and the audio after the last real
+        word is decoded again with the words so far as its prompt, at most ``loop_resumes`` times: a loop swallows
+        the rest of Whisper's window, and re-sampling the whole window at a higher temperature (what a compression-
+        ratio fallback does) loses the words before it as often as it recovers those after it.
+        """
         counts: collections.Counter[str] = collections.Counter()
         words: list[Word] = []
-        for seg in segments:
-            seg_words = [Word(w.word, float(w.start), float(w.end), float(w.probability)) for w in seg.words or []]
-            counts['asr_fallbacks'] += seg.temperature > 0
-            counts['asr_unresolved_loops'] += seg.compression_ratio > 2.4
-            if seg.no_speech_prob > cfg.no_speech_drop and (anomaly(seg_words) >= 3 or
-                                                            (len(seg_words) <= 3 and seg.avg_logprob < -1.0)):
-                counts['asr_dropped_no_speech'] += 1
-                counts['asr_dropped_words'] += len(seg_words)
-                continue
-            words += seg_words
-        words, looped = drop_loops(words, cfg.max_repeats)
+        offset, language = 0.0, ''
+        tries = 1 + (self.cfg.loop_resumes if fallback else 0)
+        for attempt in range(tries):
+            piece, resume, language = self._window(audio[int(offset * 16000):], offset, prompt, fallback, counts)
+            words += piece
+            if resume is None or attempt == tries - 1 or \
+                    len(audio) / 16000.0 - resume < max(self.cfg.min_span_s, 1.0) or resume <= offset:
+                break
+            counts['asr_loop_resumes'] += 1
+            offset = resume
+            prompt = words_text(words[-self.cfg.context_words:]) or prompt
+        words, looped = drop_loops(words, self.cfg.max_repeats)     # a loop across Whisper's segments
         counts['asr_dropped_repeats'] += looped
         counts['asr_dropped_words'] += looped
-        return words, counts, info.language or (language or '')
+        return words, counts, language
+
+    def _window(self, audio: np.ndarray, offset: float, prompt: str | None, fallback: bool,
+                counts: collections.Counter) -> tuple[list[Word], float | None, str]:
+        """One faster-whisper decode of ``audio`` (starting ``offset`` s into the span).
+
+        Returns (words in span time, where to resume after a loop or None, language). A window that repeats itself
+        in a way the phrase-loop check does not see (compression ratio above 2.4) is decoded again with Whisper's
+        own temperature fallback.
+        """
+        cfg = self.cfg
+        language = 'en' if not self.multilingual else (cfg.language or None)
+        for ratio_fallback in (False, True):
+            segments, info = self.model.transcribe(
+                audio, language=language, beam_size=cfg.beam_size, word_timestamps=True, vad_filter=False,
+                condition_on_previous_text=True, without_timestamps=False, initial_prompt=prompt,
+                temperature=list(_TEMPERATURES if fallback else _TEMPERATURES[:1]),
+                compression_ratio_threshold=2.4 if ratio_fallback else None, log_prob_threshold=-1.0,
+                no_speech_threshold=None, hotwords=' '.join(self.names) if self.names and cfg.name_hints else None)
+            c: collections.Counter[str] = collections.Counter()
+            words: list[Word] = []
+            resume, unseen_loop = None, False
+            for seg in segments:
+                seg_words = [Word(w.word, float(w.start) + offset, float(w.end) + offset, float(w.probability))
+                             for w in seg.words or []]
+                c['asr_fallbacks'] += seg.temperature > 0
+                # decoding once (perception behind): no resume, so only the copies go
+                real = loop_head(seg_words, cfg.max_repeats) if fallback else drop_loops(seg_words, cfg.max_repeats)[0]
+                if len(real) < len(seg_words):
+                    c['asr_dropped_repeats'] += len(seg_words) - len(real)
+                    c['asr_dropped_words'] += len(seg_words) - len(real)
+                    if fallback:
+                        resume = real[-1].end if real else float(seg.start) + offset
+                    seg_words = real
+                elif seg.compression_ratio > 2.4:
+                    unseen_loop = True
+                if seg.no_speech_prob > cfg.no_speech_drop and (anomaly(seg_words) >= 3 or
+                                                                (len(seg_words) <= 3 and seg.avg_logprob < -1.0)):
+                    c['asr_dropped_no_speech'] += 1
+                    c['asr_dropped_words'] += len(seg_words)
+                else:
+                    words += seg_words
+                if resume is not None:
+                    break
+            if not unseen_loop or not fallback or ratio_fallback:
+                break
+        c['asr_unresolved_loops'] += unseen_loop
+        counts.update(c)
+        return words, resume, info.language or (language or '')
 
 
 def anomaly(words: list[Word]) -> float:
