@@ -218,6 +218,7 @@ def _t(msg: Any) -> float:
 
 def run(args: argparse.Namespace, report: Report) -> None:
     """Measure and report."""
+    from ..core.perception.asr import AsrConfig
     media = media_dir()
     if media is None:
         report.note('no media folder (set LIGHTOMNI_MEDIA or put shared/media beside the checkout): skipped')
@@ -227,7 +228,9 @@ def run(args: argparse.Namespace, report: Report) -> None:
         clips = ['speech/ljspeech/LJ001-0002.wav', 'video/grid/lrwp9a.mpg']
     seconds = 10.0 if args.quick else args.perception_seconds
     w_off, hyps_off, rtf_off = offline_wer(clips)
-    report.note(f'{len(clips)} clips, Whisper tiny.en int8 (faster-whisper), greedy; offline ASR RTF {rtf_off:.3f}')
+    asr = AsrConfig()
+    report.note(f'{len(clips)} clips, Whisper tiny.en int8 (faster-whisper), beam {asr.beam_size}; offline ASR RTF '
+                f'{rtf_off:.3f}')
     res = streaming_run(clips, seconds, report, args.perception_set, args.perception_fps)
     if args.perception_set:
         report.note(f'parameters overridden: {args.perception_set}')

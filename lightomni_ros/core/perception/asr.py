@@ -51,10 +51,8 @@ class AsrConfig:
     compute_type: str = param('int8', 'CTranslate2 compute type (int8 on CPU, float16 or int8_float16 on GPU).',
                               choices=['int8', 'int8_float32', 'int8_float16', 'float16', 'float32', 'default'])
     language: str = param('en', 'Language code; empty detects it per span (multilingual models only).')
-    beam_size: int = param(5, 'Beam size of the first decode (1 = greedy: fastest). With 1, far-field overlapped '
-                              'speech often falls back to sampling and two decodes of the same audio differ; 5 is '
-                              'faster-whisper\'s own default (docs/PERCEPTION.md has the measured trade-off).',
-                           min=1, max=10)
+    beam_size: int = param(1, 'Beam size of the first decode (1 = greedy, the default; 5 is faster-whisper\'s own '
+                              'default: docs/PERCEPTION.md has both measured).', min=1, max=10)
     seed: int = param(0, 'Seed of the temperature-fallback sampling, set when the model loads, so a run repeats: the '
                          'same audio in the same order gives the same words (CTranslate2 keeps one generator per '
                          'decoding thread, seeded at its first draw; it cannot be reseeded per span); -1: unseeded.',
