@@ -332,8 +332,8 @@ class Transcriber:
                 seg_words = [Word(w.word, float(w.start) + offset, float(w.end) + offset, float(w.probability))
                              for w in seg.words or []]
                 c['asr_fallbacks'] += seg.temperature > 0
-                # decoding once (perception behind): no resume, so only the copies go
-                real = loop_head(seg_words, cfg.max_repeats) if fallback else drop_loops(seg_words, cfg.max_repeats)[0]
+                # decoding once (perception behind): no resume; _decode's last pass drops the copies
+                real = loop_head(seg_words, cfg.max_repeats) if fallback else seg_words
                 if len(real) < len(seg_words):
                     c['asr_dropped_repeats'] += len(seg_words) - len(real)
                     c['asr_dropped_words'] += len(seg_words) - len(real)
