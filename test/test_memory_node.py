@@ -18,6 +18,7 @@ from diagnostic_msgs.msg import DiagnosticArray, KeyValue
 from harness import wait_for
 from lifecycle_msgs.msg import State, Transition
 from lifecycle_msgs.srv import ChangeState, GetState
+from rclpy.callback_groups import ReentrantCallbackGroup
 
 from lightomni_ros.core.memory import crypto
 from lightomni_ros.msg import FaceGallery, FaceIdentity, GlobalState, Reminder, Topic
@@ -30,7 +31,7 @@ NODE = f'{NS}/consolidation'
 T0 = 1_780_000_000
 
 
-def start_node(spawn, tmp_path, name='consolidation', k=3):
+def start_node(spawn, tmp_path, name='consolidation', k=3, summarize_timeout_s=5.0):
     params = tmp_path / 'consolidation.yaml'
     params.write_text(f"""/**:
   ros__parameters:
@@ -40,7 +41,7 @@ def start_node(spawn, tmp_path, name='consolidation', k=3):
     consolidation:
       timezone: "UTC"
       reminder_period_s: 0.2
-      summarize_timeout_s: 5.0
+      summarize_timeout_s: {summarize_timeout_s}
 """)
     return spawn.python('-m', 'lightomni_ros.nodes.consolidation', '--ros-args', '-r', f'__ns:={NS}',
                         '--params-file', str(params), name=name)
@@ -294,6 +295,45 @@ def test_sigkill_during_consolidation_loses_nothing(spawn, ros, tmp_path):
     assert all(a[1] + 1 == b[0] for a, b in zip(spans, spans[1:])), spans  # S_g tiles every segment, no overlap
 
 
+@pytest.mark.slow
+def test_ctrl_c_during_a_summary_stops_at_once_and_the_merge_stays_due(spawn, ros, tmp_path):
+    """A Summarize call in flight when Ctrl-C comes is given up: the node exits 0 well inside the launcher's grace
+    (15 s) instead of waiting out the call, stores no fallback summary, and merges with the model at the next start."""
+    release, asked = threading.Event(), []
+
+    def handle(req, resp):
+        asked.append(req.mode)
+        release.wait(120)   # the model owner is busy with a long pass when the stop comes
+        resp.summary, resp.success, resp.producer = f'ADAPTER SUMMARY of {len(req.texts)} nodes', True, 'test-adapter'
+        return resp
+
+    ros.node.create_service(Summarize, f'{NS}/summarize', handle, callback_group=ReentrantCallbackGroup())
+    pub = ros.node.create_publisher(Topic, f'{NS}/topics', RELIABLE_QOS)
+    child = start_node(spawn, tmp_path, summarize_timeout_s=120.0)
+    wait_alive(ros)
+    transition(ros, Transition.TRANSITION_CONFIGURE)
+    transition(ros, Transition.TRANSITION_ACTIVATE)
+    wait_for(lambda: pub.get_subscription_count(), 20, what='topic subscription')
+    for i in range(1, 5):   # k = 3: the fourth leaf makes a merge due
+        pub.publish(topic_msg(i))
+    wait_for(lambda: Summarize.Request.MODE_MERGE in asked, 60, what='the merge asked of the model owner')
+    child.signal(signal.SIGINT)
+    assert child.proc.wait(30) == 0, child.output
+    release.set()
+    db = tmp_path / 'mem' / 'memory.db'
+    segs, pending, _ = _db_state(db)
+    assert segs == [1, 2, 3, 4] and not pending
+    assert 'Traceback' not in child.output and 'extractive fallback' not in child.output, child.output
+
+    start_node(spawn, tmp_path, name='restarted')
+    wait_alive(ros)
+    transition(ros, Transition.TRANSITION_CONFIGURE)
+    transition(ros, Transition.TRANSITION_ACTIVATE)
+    g = wait_for(lambda: (lambda r: r if any(n.level == 1 for n in r.state.nodes) else None)(
+        ros.call(GetGlobalState, f'{NS}/get_global_state', GetGlobalState.Request())), 60, what='the merge redone')
+    assert [n.text for n in g.state.nodes if n.level == 1] == ['ADAPTER SUMMARY of 3 nodes']
+
+
 def test_summarize_client_falls_back_to_extractive(ros):
     from lightomni_ros.core.memory.profiles import Profile
     from lightomni_ros.nodes.consolidation import service_summarizer
@@ -323,4 +363,11 @@ def test_summarize_client_falls_back_to_extractive(ros):
     assert s.merge(texts, 40).producer == 'extractive' and 'model busy' in fallbacks[-1]
     mode['value'] = 'slow'
     assert s.merge(texts, 40).producer == 'extractive' and 'timed out' in fallbacks[-1]
+    # a stop gives the call up at once and says nothing (the node is going away, not the model owner failing)
+    stop = threading.Event()
+    s, _ = service_summarizer(ros.node, '/sum_test/summarize', 120.0, fallbacks.append, stop)
+    threading.Timer(0.3, stop.set).start()
+    before, t0 = len(fallbacks), time.monotonic()
+    assert s.merge(texts, 40).producer == 'extractive' and len(fallbacks) == before
+    assert time.monotonic() - t0 < 30.0
     release.set()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from typing import Any, Callable, TypeVar
 
 import rclpy
@@ -83,10 +84,15 @@ def declare_at_start(node: Node, bundle_cls: type[C]) -> C | None:
         return None
 
 
-def call_service(client: Client, request: Any, timeout_s: float) -> tuple[Any, str]:
+CANCELLED = 'cancelled'
+
+
+def call_service(client: Client, request: Any, timeout_s: float,
+                 cancel: threading.Event | None = None) -> tuple[Any, str]:
     """Call a service and wait: ``(response, '')``, or ``(None, why not)`` when it is missing, slow or failed.
 
-    A call that times out is withdrawn from the client, so a late answer is dropped instead of piling up.
+    A call that times out, or is given up because ``cancel`` was set (the caller is stopping; the reason then
+    starts with :data:`CANCELLED`), is withdrawn from the client, so a late answer is dropped instead of piling up.
     """
     name = client.srv_name.rsplit('/', 1)[-1]
     if not client.service_is_ready():
@@ -94,10 +100,18 @@ def call_service(client: Client, request: Any, timeout_s: float) -> tuple[Any, s
     done = threading.Event()
     future = client.call_async(request)
     future.add_done_callback(lambda _: done.set())
-    if not done.wait(timeout_s):
+    deadline = time.monotonic() + timeout_s
+    step = timeout_s if cancel is None else 0.1  # a cancellable wait looks at the flag ten times a second
+    while not done.wait(min(step, max(0.0, deadline - time.monotonic()))):
+        if cancel is not None and cancel.is_set():
+            why = f'{CANCELLED}: {name} given up, the caller is stopping'
+        elif time.monotonic() >= deadline:
+            why = f'{name} timed out after {timeout_s:g} s'
+        else:
+            continue
         client.remove_pending_request(future)
         future.cancel()
-        return None, f'{name} timed out after {timeout_s:g} s'
+        return None, why
     resp = future.result()
     if resp is None:
         return None, f'{name} gave no response'

@@ -30,7 +30,7 @@ from ..core.consolidation.runtime import ConsolidationConfigs, ConsolidationRunt
 from ..core.consolidation.summarizer import ExtractiveSummarizer, RequestSummarizer
 from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
 from ..core.summary import SummaryRequest, SummaryResult
-from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
+from .common import (CANCELLED, LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
                      declare_configs, report_failure)
 from .messages import (ack_msg, entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
                        to_time, topic_from_msg, voice_entry_of, voice_event_from, voice_identity_msg)
@@ -39,15 +39,19 @@ from .process import run_node
 CONFIG_SECTIONS = section_classes(ConsolidationConfigs)
 
 
-def service_summarizer(node: Node, name: str, timeout_s: float,
-                       on_fallback: Callable[[str], None]) -> tuple[RequestSummarizer, Client]:
-    """Summaries from the model owner's Summarize service ``name`` (extractive while it is unreachable or fails)."""
+def service_summarizer(node: Node, name: str, timeout_s: float, on_fallback: Callable[[str], None],
+                       cancel: threading.Event | None = None) -> tuple[RequestSummarizer, Client]:
+    """Summaries from the model owner's Summarize service ``name`` (extractive while it is unreachable or fails).
+
+    A call in flight is given up as soon as ``cancel`` is set (the node is stopping), not after ``timeout_s``.
+    """
     client = node.create_client(Summarize, name, callback_group=MutuallyExclusiveCallbackGroup())
 
     def send(req: SummaryRequest) -> SummaryResult | None:
-        resp, error = call_service(client, summarize_request(req), timeout_s)
+        resp, error = call_service(client, summarize_request(req), timeout_s, cancel)
         if resp is None:
-            if 'not available' not in error:     # no model owner at all is normal, not worth a WARN each time
+            # no model owner at all is normal, not worth a WARN each time; neither is a call given up on a stop
+            if 'not available' not in error and not error.startswith(CANCELLED):
                 on_fallback(error)
             return None
         return summary_result_from(resp)
@@ -110,7 +114,7 @@ class ConsolidationNode(LifecycleNode):
         self.diag = Diagnostics(self, 'memory', rt.timer, warn_ms={'query': 10.0, 'consolidate': 2000.0},
                                 error_ms={'query': 100.0})
         rt.summarizer, client = service_summarizer(self, cfg.summarize_service, cfg.summarize_timeout_s,
-                                                   self._summarize_fallback)
+                                                   self._summarize_fallback, self._stop)
         io.add(client)
         rt.on_state_change = self._publish_state
         io.add(self.create_subscription(Topic, 'topics', self._on_topic, RELIABLE_QOS, callback_group=sub_group))
@@ -135,6 +139,7 @@ class ConsolidationNode(LifecycleNode):
         self._expire()
         self.diag.set('encrypted', 'yes (SQLCipher)' if rt.encrypted else 'no')
         self._stop.clear()
+        rt.resume()
         self._active = True
         self._worker = threading.Thread(target=self._work, name='consolidation', daemon=True)
         self._worker.start()
@@ -149,6 +154,8 @@ class ConsolidationNode(LifecycleNode):
     def _teardown(self) -> None:
         self._active = False
         self._stop.set()
+        if self.rt is not None:
+            self.rt.interrupt()   # a backlog of merges must not hold the stop (Ctrl-C) past the launcher's grace
         self._wake.set()
         if self._worker is not None:
             self._worker.join(timeout=60.0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import re
+import threading
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -31,7 +32,7 @@ from ..topic import TopicData
 from .forgetting import apply_tombstones
 from .rawfiles import RawFiles
 from .reminders import ReminderBook
-from .summarizer import ExtractiveSummarizer, ProfileUpdate, Summarizer, Summary
+from .summarizer import EXTRACTIVE, ExtractiveSummarizer, ProfileUpdate, Summarizer, Summary
 
 log = logging.getLogger('lightomni.consolidation')
 
@@ -94,6 +95,9 @@ class Consolidator:
         self.store_raw_audio = store_raw_audio
         self.timer = StageTimer()
         self.stats = ConsolidationStats()
+        # set when the owner stops: no new merge or profile update starts (the tree and the counters keep them due,
+        # so the next start runs them); the Topic being stored is finished first
+        self.stopping = threading.Event()
 
     # -- the queue -----------------------------------------------------------------------------------------------
     def enqueue(self, topic: TopicData) -> Receipt:
@@ -282,7 +286,7 @@ class Consolidator:
         """Merge every level holding more than k nodes (oldest k each time); return the number of merges."""
         m = self.memory
         n = 0
-        while True:
+        while not self.stopping.is_set():
             with m.lock:
                 plan = m.tree.next_merge()
                 if plan is None:
@@ -290,6 +294,8 @@ class Consolidator:
                 texts = [c.text for c in plan.children]
             with self.timer.stage('summarize'):
                 summary = self._summarize_merge(texts)
+            if self._abandon(summary.producer):
+                return n
             with m.lock:
                 if not m.tree.is_current(plan) or [c.text for c in plan.children] != texts:
                     continue  # memory changed (e.g. a forget redacted a child) while the summary was written
@@ -305,6 +311,11 @@ class Consolidator:
                 self.stats.merges += 1
                 n += 1
             m.state_changed()
+        return n
+
+    def _abandon(self, producer: str) -> bool:
+        """A stop cut the model's summary short: keep the work due for the next start, not a fallback forever."""
+        return self.stopping.is_set() and producer == EXTRACTIVE
 
     def _summarize_merge(self, texts: list[str]) -> Summary:
         node_max = self.memory.cfg.node_max_tokens
@@ -325,7 +336,7 @@ class Consolidator:
         m = self.memory
         k, node_max = m.cfg.k, m.cfg.node_max_tokens
         n = 0
-        while True:
+        while not self.stopping.is_set():
             with m.lock:
                 row = m.store.db.execute('SELECT face_id FROM profiles WHERE segments_since_update >= ? '
                                          'ORDER BY face_id LIMIT 1', (k,)).fetchone()
@@ -338,6 +349,8 @@ class Consolidator:
                 texts = [e.content for e in m.entries.semantic_about(face, p.name if p else '', 2 * k)]
                 texts += [e.script() for e in m.entries.recent_episodic_with_face(face, k)]
             upd = self._summarize_profile(face, texts, p, node_max)
+            if self._abandon(upd.producer):
+                return n
             with m.lock:
                 cur = prof.get(m.store, face)
                 if cur is None:
@@ -352,6 +365,7 @@ class Consolidator:
                 self.stats.profile_updates += 1
                 self.stats.last_producer['profile'] = upd.producer
                 n += 1
+        return n
 
     def _summarize_profile(self, face: str, texts: list[str], p: prof.Profile, node_max: int) -> ProfileUpdate:
         try:

@@ -201,6 +201,14 @@ class ConsolidationRuntime:
         """Consolidate every queued Topic; return how many."""
         return self.consolidator.process_all()
 
+    def interrupt(self) -> None:
+        """Start no further merge or profile update (the owner is stopping); they stay due for the next start."""
+        self.consolidator.stopping.set()
+
+    def resume(self) -> None:
+        """Undo :meth:`interrupt` (the node was activated again)."""
+        self.consolidator.stopping.clear()
+
     # -- QueryMemory and Remember ----------------------------------------------------------------------------------
     def query(self, vector: Sequence[float] | None = None, text: str = '', k_semantic: int = 0, k_episodic: int = 0,
               face_ids: Sequence[str] = (), embedder: str = '', robot_ids: Sequence[str] = (),
