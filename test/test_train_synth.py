@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import re
@@ -142,6 +143,18 @@ def test_the_episode_draws_leave_the_streams_unchanged(monkeypatch):
     assert a['memories'] == b['memories'] and a['pairs']['memory'] == b['pairs']['memory']
     assert [p['target'] for p in a['pairs']['generation']] == [p['target'] for p in b['pairs']['generation']]
     assert a['pairs']['generation'] != b['pairs']['generation']
+
+
+def test_segments_without_frame_labels_leave_the_streams_unchanged(train):
+    """Some segments have no frame labels (a dark camera): drawn apart, so people, words and labels stay put."""
+    a = synth.generate('train', 0, SMALL)
+    b = synth.generate('train', 0, dataclasses.replace(SMALL, no_labels=0.0))
+    assert all(e['visual_tags'] for e in b['examples']) and any(not e['visual_tags'] for e in a['examples'])
+    keep = ('kind', 'transcript', 'typed_text', 'face_ids', 'speaker_face', 'speech', 'search', 'answer')
+    assert [[e[k] for k in keep] for e in a['examples']] == [[e[k] for k in keep] for e in b['examples']]
+    # a radio heard in the dark: neither people nor a scene, only what was said by someone unseen
+    dark = [p for p in train['pairs']['memory'] if not p['visual_tags'] and not p['face_ids'] and p['transcript']]
+    assert dark and all(p['target']['visual'] == 'nobody in view, an unseen speaker talking' for p in dark)
 
 
 def test_the_second_wordings_are_no_phrasing_of_either_split():

@@ -53,18 +53,21 @@ def regenerate(cfgs: dict[str, TrainConfig], data_dir: str | pathlib.Path | None
     split = load_split(folders['train'])
     out = pathlib.Path(first.out_dir)
     path = out / 'TRAINING.json'
+    meta = json.loads((folders['train'] / 'meta.json').read_text())
     done = {}
     for adapter, cfg in cfgs.items():
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         done[adapter] = train_adapter(cfg, adapter, split)
+        # adapters may be retrained one at a time: each section names the data it learned from
+        done[adapter]['data'] = {k: meta.get(k) for k in ('split', 'seed', 'generator', 'sha256', 'examples')}
         log.info('%s trained in %.0f s', adapter, done[adapter]['wall_s'])
     # read now, not before training: another adapter's run into the same folder may have finished meanwhile
     report = json.loads(path.read_text()) if path.is_file() else {}
     if 'adapters' not in report:
         report = {'adapters': {}}       # a file from before the three adapters: replaced
     report['adapters'].update(done)
-    report.update(train_split=json.loads((folders['train'] / 'meta.json').read_text()),
+    report.update(train_split=meta,
                   last_run={'adapters': list(cfgs), 'wall_s': round(time.time() - t0, 1)})
     out.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(report, indent=1) + '\n')

@@ -103,6 +103,9 @@ class Stream:
         # and of the second wordings of the questions (generation pairs only), from a generator of their own
         self.ask_restate = random.Random(f'{split}:{index}:ask-restate')
         self.asked: list[tuple[str, str]] = []
+        # which segments perception gives no frame labels, from a generator of their own (the rest of the stream as
+        # it was: its people, facts and questions do not change with it)
+        self.unlabelled = random.Random(f'{split}:{index}:no-labels')
         # what was said so far: key -> (memory index, value keyword, superseded keywords, extra)
         self.known: dict[tuple, dict[str, Any]] = {}
 
@@ -200,6 +203,8 @@ class Stream:
         dur = 2.0 + len(text.split()) * 0.35 if text else rng.uniform(10.0, 30.0)
         start, end = self.t, self.t + dur
         tags = rng.sample(self.vocab['scenes'], rng.randint(1, 2))
+        if self.unlabelled.random() < self.cfg.no_labels:
+            tags = []
         seg = self.segment_input(said, start, end)
         learned = dict(said.learn)
         topic = {'visual': self.visual(said, tags, learned), 'semantic': [f['text'] for f in said.facts],

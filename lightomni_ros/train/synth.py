@@ -73,6 +73,9 @@ class SynthConfig:
     unanswerable: float = 0.25     # questions about something never said
     probes: int = 0                # generation-only questions at the end of each stream
     idle_pairs: float = 0.3        # silent segments among the memory adapter's pairs
+    # segments perception gives no frame labels (camera dark or covered, nothing it recognises): a radio heard in
+    # a dark room is rendered with neither people nor a scene, which the memory pass must handle too
+    no_labels: float = 0.2
 
 
 # -- noise ------------------------------------------------------------------------------------------------------
