@@ -24,7 +24,9 @@ class ConsolidationConfig:
     summarize_service: str = param('summarize', 'Summarize service of the model owner (the reflex node); the '
                                                 'extractive summarizer is used while it is unreachable.')
     summarize_timeout_s: float = param(20.0, 'Time-out of one Summarize call before falling back to the extractive '
-                                             'summarizer.', min=0.1, max=600.0)
+                                             'summarizer. A stop (deactivate, Ctrl-C) gives a call up at once and '
+                                             'leaves its merge or profile update due for the next start.',
+                                       min=0.1, max=600.0)
     reminder_period_s: float = param(1.0, 'How often due reminders are checked.', min=0.05, max=60.0)
     timezone: str = param('', 'IANA time zone for time intents ("at 5 pm") and rendered times; empty uses the '
                               'system time zone.')
