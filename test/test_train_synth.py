@@ -157,6 +157,20 @@ def test_segments_without_frame_labels_leave_the_streams_unchanged(train):
     assert dark and all(p['target']['visual'] == 'nobody in view, an unseen speaker talking' for p in dark)
 
 
+def test_speech_nobody_singled_out_is_heard_with_a_voice_as_perception_names_it(train):
+    """The memory pass reads "<voice_N>, an unseen speaker ..." as the node renders it, and the gold is unchanged."""
+    from lightomni_ros.train.train import segment_of
+
+    voiced = [e for e in train['examples'] if e['voice']]
+    assert voiced and all(e['transcript'] and not e['typed_text'] and not e['speaker_face'] for e in voiced)
+    assert {e['voice'] for e in voiced} >= {'<voice_1>', '<voice_2>'}
+    for e in voiced:
+        text = P.perception_text(segment_of(e))
+        assert (f'{e["voice"]}, an unseen speaker' in text) == (not e['face_ids']), text
+        assert not any(e['voice'] in f['text'] for f in e['facts'])
+    assert any(p['voice'] for p in train['pairs']['memory'])
+
+
 def test_the_second_wordings_are_no_phrasing_of_either_split():
     """The memory pairs' second wordings are new to training and never a held-out phrasing."""
     said = {t[0] if isinstance(t, tuple) else t for items in restate.RESTATE.values() for t in items}

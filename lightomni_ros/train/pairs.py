@@ -28,8 +28,8 @@ from ..core.reflex.config import ResponseConfig
 from ..core.reflex.grounding import content_words
 
 #: segment fields an adapter pair carries (what :func:`~.train.segment_of` reads back)
-SEGMENT_FIELDS = ('kind', 'start', 'end', 'face_ids', 'speaker_face', 'visual_tags', 'transcript', 'typed_text',
-                  'names')
+SEGMENT_FIELDS = ('kind', 'start', 'end', 'face_ids', 'speaker_face', 'voice', 'visual_tags', 'transcript',
+                  'typed_text', 'names')
 #: share of the answerable pairs whose gold fact is shown only as the episode that heard it
 EPISODE_ONLY = 0.5
 

@@ -106,6 +106,9 @@ class Stream:
         # which segments perception gives no frame labels, from a generator of their own (the rest of the stream as
         # it was: its people, facts and questions do not change with it)
         self.unlabelled = random.Random(f'{split}:{index}:no-labels')
+        # and which voice perception's registry gives speech nobody in view singled out (voice key -> <voice_N>)
+        self.voice_draws = random.Random(f'{split}:{index}:voices')
+        self.voices: dict[str, str] = {}
         # what was said so far: key -> (memory index, value keyword, superseded keywords, extra)
         self.known: dict[tuple, dict[str, Any]] = {}
 
@@ -186,6 +189,20 @@ class Stream:
         return SegmentInput(segment_id=0, start=start, end=end, transcript=said.transcript, typed_text=said.typed,
                             face_ids=[p.face for p in said.present], speaker_face=speaker)
 
+    def voice_of(self, said: Said) -> str:
+        """The voice id perception gives speech whose speaker nobody saw ('' when a face was singled out or the
+        words were too short for the voice registry to tell).
+
+        Nobody in view, the voice reads "<voice_N>, an unseen speaker ..."; with people in view "<voice_N>" instead
+        of "someone". A radio or TV speaks with one of two voices, a person out of sight with their own.
+        """
+        draw = self.voice_draws
+        if not said.transcript or said.typed or said.speaker is not None or draw.random() >= self.cfg.voice_heard:
+            return ''
+        key = f'device:{draw.randint(1, 2)}' if said.source == 'device' else \
+            f'person:{draw.choice(said.present or self.people).face}'
+        return self.voices.setdefault(key, f'<voice_{len(self.voices) + 1}>')
+
     def visual(self, said: Said, tags: list[str], learned: dict[str, str]) -> str:
         """The episodic description of what was seen (who, who talked or typed, frame labels)."""
         seg = self.segment_input(said)
@@ -212,7 +229,8 @@ class Stream:
                  'reminders': [{'text': r['text'], 'in_seconds': r['in_seconds']} for r in said.reminders]}
         ex = {'stream': self.index, 'seq': len(self.examples), 'kind': said.kind, 'source': said.source,
               'start': round(start, 1), 'end': round(end, 1), 'face_ids': seg.face_ids,
-              'speaker_face': seg.speaker_face, 'visual_tags': tags, 'transcript': said.transcript,
+              'speaker_face': seg.speaker_face, 'voice': self.voice_of(said), 'visual_tags': tags,
+              'transcript': said.transcript,
               'typed_text': said.typed, 'query': text, 'noise': '', 'names': dict(self.names),
               'speech': said.speech, 'search': said.search,
               'gold': self.memories[said.gold]['id'] if said.gold is not None else None,

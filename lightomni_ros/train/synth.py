@@ -76,6 +76,8 @@ class SynthConfig:
     # segments perception gives no frame labels (camera dark or covered, nothing it recognises): a radio heard in
     # a dark room is rendered with neither people nor a scene, which the memory pass must handle too
     no_labels: float = 0.2
+    # speech nobody singled out that perception's voice registry names (the rest is too short to tell)
+    voice_heard: float = 0.8
 
 
 # -- noise ------------------------------------------------------------------------------------------------------

@@ -237,11 +237,15 @@ def load_text_embedder():  # -> TextEmbedder
 def segment_of(ex: dict[str, Any], sid: int = 0):
     """The SegmentInput of a synthesized example (or adapter pair)."""
     from ..core.reflex.types import SegmentInput
+    from ..core.segment import SpeakerTurn
 
-    return SegmentInput(segment_id=sid, start=float(ex.get('start', 0.0)), end=float(ex.get('end', 0.0)),
-                        transcript=ex.get('transcript', ''), typed_text=ex.get('typed_text', ''),
+    start, end, said = float(ex.get('start', 0.0)), float(ex.get('end', 0.0)), ex.get('transcript', '')
+    # the voice perception named the unseen or unsingled speaker by: one turn over the whole segment
+    turns = [SpeakerTurn(start=0.0, end=max(0.0, end - start), voice_id=ex['voice'], text=said)] \
+        if ex.get('voice') and said.strip() and not ex.get('typed_text') else []
+    return SegmentInput(segment_id=sid, start=start, end=end, transcript=said, typed_text=ex.get('typed_text', ''),
                         face_ids=list(ex.get('face_ids', [])), visual_tags=list(ex.get('visual_tags', [])),
-                        speaker_face=ex.get('speaker_face', ''))
+                        speaker_face=ex.get('speaker_face', ''), turns=turns)
 
 
 def _sg_fit(build: Callable[[str], list], sg: str, max_tokens: int) -> list:
