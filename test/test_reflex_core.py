@@ -350,6 +350,23 @@ def test_a_description_of_what_was_seen_that_the_segment_did_not_show_is_replace
     assert sleep.seen(asked) == 'nobody in view, an unseen speaker talking'
     assert 'play' in sleep.seen_problem('nobody in view, Barack likes to play.', asked, {'<face_0>': 'Barack'})
     assert sleep.seen_problem('<face_0> talking; a man speaking to the camera', barack, saw_frames=True) == ''
+    # several people in view and a voice perception did not link to a face: nobody may be marked talking
+    from lightomni_ros.core.segment import SpeakerTurn
+    pair = SegmentInput(segment_id=6, start=0, end=5, transcript='My usual order is peppermint tea.',
+                        face_ids=['<face_1>', '<face_2>'], visual_tags=['laptop'],
+                        turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_1>', text='My usual order is '
+                                                                                          'peppermint tea.')])
+    names = {'<face_2>': 'Tariq'}
+    assert sleep.seen_problem('Tariq talking, <face_1>; laptop', pair, names) == \
+        'marks <face_2> talking, whom perception did not hear speak'
+    assert sleep.seen_problem('<face_1> talking, Tariq; laptop', pair, names).startswith('marks <face_1> talking')
+    assert sleep.seen_problem('<face_2>, <face_1>; laptop', pair, names) == ''
+    t = sleep.topic_from_reply(pair, '', '{"visual": "Tariq talking, <face_1>; laptop", "semantic": []}', names=names)
+    assert t.visual == '<face_1>, <face_2>; laptop' and t.unseen_visual
+    turn = SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_1>', face_id='<face_2>', text='I drink peppermint tea.')
+    linked = SegmentInput(segment_id=7, start=0, end=5, transcript='I drink peppermint tea.',
+                          face_ids=['<face_1>', '<face_2>'], turns=[turn])
+    assert sleep.seen_problem('Tariq talking, <face_1>', linked, names) == ''
 
 
 def test_facts_nothing_in_the_segment_said_are_not_stored():

@@ -214,8 +214,9 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
     """Why the memory adapter's description of what was seen is not what the segment showed ('' when it is).
 
     It says nobody was in view while someone was, or names nobody who was; and, when the model saw no frames (a text
-    backbone reads faces and labels only), it holds a word that is no frame label and no name (known to memory or
-    said in the segment: "I'm Vera" may make "Vera talking"). "nobody in view, Barack likes to play." was written for
+    backbone reads faces and labels only), it marks someone talking whom perception did not hear speak, or it holds
+    a word that is no frame label and no name (known to memory or said in the segment: "I'm Vera" may make "Vera
+    talking"). "nobody in view, Barack likes to play." was written for
     a question about Barack: what was said is not what was seen.
     """
     low = visual.lower()
@@ -232,6 +233,13 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
         return 'names a face that was not in view'
     if saw_frames:
         return ''
+    # who talked is what perception heard and saw (the speaker's face, or a voice linked to one): with several people
+    # in view and an unlinked voice, the adapter must not pick one ("Tariq talking" made a fact of what a voice said)
+    talkers = {who for who, _ in seg.said()} if seg.transcript.strip() else set()    # as seen() marks them
+    for f in sorted(faces - talkers):
+        marked = [f] + ([named[f]] if f in named else [])
+        if any(re.search(rf'(?<![\w<]){re.escape(m.lower())}\s+talking\b', low) for m in marked):
+            return f'marks {f} talking, whom perception did not hear speak'
     labels = {w.split("'")[0] for w in content_words(' '.join(seg.visual_tags))}
     known = set(named.values()) | said_names
     extra = sorted(w for w in content_words(_IDS.sub(' ', visual)) - known - _PRESENCE if not supported(w, labels))
