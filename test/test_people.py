@@ -86,7 +86,8 @@ def test_speaking_face_is_the_one_seen_while_the_words_were_spoken() -> None:
                        speaker_face='<face_1>')
     assert seg.speaker == '<face_1>'
     t = fallback_topic(seg, '', 'test')
-    assert t.visual == '<face_0>, <face_1> talking' and t.semantic == ['<face_1> said: Hello, my name is Joe.']
+    assert t.visual == '<face_0>, <face_1> talking' and t.semantic == ['<face_1> said: Hello, my name is Joe.',
+                                                                       '<face_1> is called Joe.']
 
 
 def test_who_am_i_is_answered_from_the_profile_of_who_asks() -> None:
@@ -102,4 +103,5 @@ def test_a_turn_that_only_asks_is_no_fact() -> None:
     t = fallback_topic(asked, '', 'test')
     assert t.semantic == [] and t.audio == 'When is the team meeting?'
     told = SegmentInput(segment_id=6, start=0, end=5, transcript="I'm Joe. Where are my keys?", face_ids=['<face_1>'])
-    assert fallback_topic(told, '', 'test').semantic == ["<face_1> said: I'm Joe. Where are my keys?"]
+    assert fallback_topic(told, '', 'test').semantic == ["<face_1> said: I'm Joe. Where are my keys?",
+                                                         '<face_1> is called Joe.']

@@ -369,6 +369,29 @@ def test_a_description_of_what_was_seen_that_the_segment_did_not_show_is_replace
     assert sleep.seen_problem('Tariq talking, <face_1>', linked, names) == ''
 
 
+def test_a_face_heard_giving_their_name_gets_the_naming_fact():
+    """Perception knows who spoke and the words give the name: the fact is written when the adapter leaves it out."""
+    from lightomni_ros.core.segment import SpeakerTurn
+    words = 'Hello, my name is Joe, remember that my car keys are in the blue drawer'
+    joe = SegmentInput(segment_id=2, start=0, end=7, transcript=words, face_ids=['<face_1>', '<face_0>'],
+                       turns=[SpeakerTurn(start=2.0, end=7.0, voice_id='<voice_0>', face_id='<face_1>', text=words)])
+    t = sleep.topic_from_reply(joe, '', '{"visual": "Joe talking, Barack", "semantic": ["Joe has a blue car keys in '
+                                        'the drawer."], "remembered": ["my car keys are in the blue drawer"]}',
+                               names={'<face_0>': 'Barack'})
+    assert t.semantic[-1] == '<face_1> is called Joe.' and t.semantic.count('<face_1> is called Joe.') == 1
+    t = sleep.topic_from_reply(joe, '', '{"visual": "<face_1> talking, Barack", "semantic": ["<face_1> is called '
+                                        'Joe."]}', names={'<face_0>': 'Barack'})
+    assert t.semantic == ['<face_1> is called Joe.']
+    assert '<face_1> is called Joe.' in sleep.fallback_topic(joe, '', 'no JSON').semantic
+    # an unlinked voice among several people, or a name given for someone else, names nobody
+    unlinked = SegmentInput(segment_id=3, start=0, end=5, transcript="I'm Ana.", face_ids=['<face_1>', '<face_2>'],
+                            turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text="I'm Ana.")])
+    assert sleep.introductions(unlinked) == []
+    other = SegmentInput(segment_id=4, start=0, end=5, transcript='Robot, here is my cousin Pablo.',
+                         face_ids=['<face_3>'], speaker_face='<face_3>')
+    assert sleep.introductions(other) == []
+
+
 def test_facts_nothing_in_the_segment_said_are_not_stored():
     seg = SegmentInput(segment_id=2, start=0, end=10, transcript='Bob, I spend my free time birdwatching.',
                        face_ids=['<face_1>'], visual_tags=['garden'])

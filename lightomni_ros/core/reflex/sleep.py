@@ -111,6 +111,7 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
     # one fact per speaker turn: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ..."; a turn that
     # only asks is no fact (the episode keeps what was asked)
     semantic = [f'{who} {verb}: {words}' for who, words in turns if not only_asks(words)]
+    semantic = with_introductions(semantic, seg)
     # a voice linked to a face out of view still ties what was said to that person's profile
     heard_faces = [t.face_id for t in seg.turns if t.face_id and t.text.strip()]
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end,
@@ -246,12 +247,34 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
     return f'holds words nothing in the segment showed ({", ".join(extra)})' if extra else ''
 
 
+def introductions(seg: SegmentInput) -> list[str]:
+    """"<face_1> is called Joe." for each face perception heard give their own name ("Hello, my name is Joe").
+
+    Perception knows who spoke (the face seen talking, or the one the voice is linked to) and the words say the name,
+    so the rules write the naming fact; the small adapter sometimes leaves it out or puts the name in the description
+    instead ("Joe talking, Barack"), and then nobody learns who the face is.
+    """
+    out = []
+    for who, words in seg.said():
+        name = introduced_name(words) if _FACE_IDS.fullmatch(who) else ''
+        if name:
+            out.append(f'{who} is called {name}.')
+    return out
+
+
+def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
+    """``semantic`` with the naming facts of :func:`introductions` it does not already hold for those faces."""
+    named = {m.group(1) for m in map(_CALLED_FACT.match, semantic) if m}
+    return semantic + [f for f in introductions(seg) if f.split(' ', 1)[0] not in named]
+
+
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
                      names: dict[str, str] | None = None, saw_frames: bool = False) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows);
-    the Topic's ``dropped`` lists them; people are named where known (:func:`by_name`). A description of what was
+    the Topic's ``dropped`` lists them; people are named where known (:func:`by_name`), and a face heard giving their
+    name gets its naming fact (:func:`introductions`). A description of what was
     seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read the keyframes) is
     replaced by the rule's (:func:`seen`);
     ``unseen_visual`` keeps the model's. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
@@ -264,7 +287,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
-    semantic = by_name(semantic, names)
+    semantic = with_introductions(by_name(semantic, names), seg)
     visual = ' '.join(_strings(obj.get('visual')))
     audio = ' '.join(_strings(obj.get('audio')))
     if not (semantic or visual or audio):
