@@ -297,8 +297,11 @@ def test_sigkill_during_consolidation_loses_nothing(spawn, ros, tmp_path):
 
 @pytest.mark.slow
 def test_ctrl_c_during_a_summary_stops_at_once_and_the_merge_stays_due(spawn, ros, tmp_path):
-    """A Summarize call in flight when Ctrl-C comes is given up: the node exits 0 well inside the launcher's grace
-    (15 s) instead of waiting out the call, stores no fallback summary, and merges with the model at the next start."""
+    """A Summarize call in flight when Ctrl-C comes is given up; the merge is made with the model at the next start.
+
+    The node exits 0 well inside the launcher's grace (15 s) instead of waiting out the call, and stores no fallback
+    summary.
+    """
     release, asked = threading.Event(), []
 
     def handle(req, resp):

@@ -190,11 +190,11 @@ class Stream:
                             face_ids=[p.face for p in said.present], speaker_face=speaker)
 
     def voice_of(self, said: Said) -> str:
-        """The voice id perception gives speech whose speaker nobody saw ('' when a face was singled out or the
-        words were too short for the voice registry to tell).
+        """The voice id perception gives speech whose speaker nobody saw.
 
-        Nobody in view, the voice reads "<voice_N>, an unseen speaker ..."; with people in view "<voice_N>" instead
-        of "someone". A radio or TV speaks with one of two voices, a person out of sight with their own.
+        '' when a face was singled out or the words were too short for the voice registry to tell. Nobody in view,
+        the voice reads "<voice_N>, an unseen speaker ..."; with people in view "<voice_N>" instead of "someone". A
+        radio or TV speaks with one of two voices, a person out of sight with their own.
         """
         draw = self.voice_draws
         if not said.transcript or said.typed or said.speaker is not None or draw.random() >= self.cfg.voice_heard:

@@ -248,11 +248,11 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
 
 
 def introductions(seg: SegmentInput) -> list[str]:
-    """"<face_1> is called Joe." for each face perception heard give their own name ("Hello, my name is Joe").
+    """Naming facts ("<face_1> is called Joe.") for each face perception heard give their own name.
 
-    Perception knows who spoke (the face seen talking, or the one the voice is linked to) and the words say the name,
-    so the rules write the naming fact; the small adapter sometimes leaves it out or puts the name in the description
-    instead ("Joe talking, Barack"), and then nobody learns who the face is.
+    "Hello, my name is Joe": perception knows who spoke (the face seen talking, or the one the voice is linked to)
+    and the words say the name, so the rules write the naming fact; the small adapter sometimes leaves it out or puts
+    the name in the description instead ("Joe talking, Barack"), and then nobody learns who the face is.
     """
     out = []
     for who, words in seg.said():
