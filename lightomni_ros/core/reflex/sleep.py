@@ -178,13 +178,18 @@ def by_name(facts: list[str], names: dict[str, str] | None = None) -> list[str]:
     return [f if _CALLED_FACT.match(f) else _IDS.sub(name, f) for f in facts]
 
 
+def talkers(seg: SegmentInput) -> set[str]:
+    """Who perception heard speak in the segment (faces, or voices no face is linked to); none when nobody spoke."""
+    return {who for who, _ in seg.said()} if seg.transcript.strip() else set()
+
+
 def seen(seg: SegmentInput) -> str:
     """What was in view, by rule: the people (who spoke marked "talking"), then the frame labels.
 
     "<face_1> talking, <face_2>; kitchen, mug"; with nobody in view "nobody in view", with "an unseen speaker talking"
     when words were heard (the form the memory adapter is trained to write).
     """
-    talking = {who for who, _ in seg.said()} if seg.transcript.strip() else set()
+    talking = talkers(seg)
     # the face in view while speech was heard is the speaker: "a person talking" is what was seen
     people = [f'{f} talking' if f in talking else f for f in seg.face_ids]
     if not people:
@@ -236,8 +241,7 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
         return ''
     # who talked is what perception heard and saw (the speaker's face, or a voice linked to one): with several people
     # in view and an unlinked voice, the adapter must not pick one ("Tariq talking" made a fact of what a voice said)
-    talkers = {who for who, _ in seg.said()} if seg.transcript.strip() else set()    # as seen() marks them
-    for f in sorted(faces - talkers):
+    for f in sorted(faces - talkers(seg)):
         marked = [f] + ([named[f]] if f in named else [])
         if any(re.search(rf'(?<![\w<]){re.escape(m.lower())}\s+talking\b', low) for m in marked):
             return f'marks {f} talking, whom perception did not hear speak'
@@ -247,25 +251,22 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
     return f'holds words nothing in the segment showed ({", ".join(extra)})' if extra else ''
 
 
-def introductions(seg: SegmentInput) -> list[str]:
-    """Naming facts ("<face_1> is called Joe.") for each face perception heard give their own name.
-
-    "Hello, my name is Joe": perception knows who spoke (the face seen talking, or the one the voice is linked to)
-    and the words say the name, so the rules write the naming fact; the small adapter sometimes leaves it out or puts
-    the name in the description instead ("Joe talking, Barack"), and then nobody learns who the face is.
-    """
-    out = []
-    for who, words in seg.said():
-        name = introduced_name(words) if _FACE_IDS.fullmatch(who) else ''
-        if name:
-            out.append(f'{who} is called {name}.')
-    return out
+def introductions(seg: SegmentInput) -> list[tuple[str, str]]:
+    """(face, name) for each face perception heard give their own name."""
+    named = ((who, introduced_name(words)) for who, words in seg.said() if _FACE_IDS.fullmatch(who))
+    return [(who, name) for who, name in named if name]
 
 
 def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
-    """``semantic`` with the naming facts of :func:`introductions` it does not already hold for those faces."""
+    """``semantic`` with a naming fact ("<face_1> is called Joe.") for each face heard giving their own name.
+
+    "Hello, my name is Joe": perception knows who spoke (the face seen talking, or the one the voice is linked to)
+    and the words say the name, so the rules write the naming fact; the small adapter sometimes leaves it out or puts
+    the name in the description instead ("Joe talking, Barack"), and then nobody learns who the face is. A face
+    ``semantic`` already names keeps its fact.
+    """
     named = {m.group(1) for m in map(_CALLED_FACT.match, semantic) if m}
-    return semantic + [f for f in introductions(seg) if f.split(' ', 1)[0] not in named]
+    return semantic + [f'{who} is called {name}.' for who, name in introductions(seg) if who not in named]
 
 
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
@@ -274,7 +275,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
 
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows);
     the Topic's ``dropped`` lists them; people are named where known (:func:`by_name`), and a face heard giving their
-    name gets its naming fact (:func:`introductions`). A description of what was
+    name gets its naming fact (:func:`with_introductions`). A description of what was
     seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read the keyframes) is
     replaced by the rule's (:func:`seen`);
     ``unseen_visual`` keeps the model's. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
