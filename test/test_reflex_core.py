@@ -392,6 +392,66 @@ def test_a_face_heard_giving_their_name_gets_the_naming_fact():
     assert sleep.introductions(other) == []
 
 
+def test_a_fact_goes_to_the_person_the_words_point_to():
+    """The adapter handed facts to someone else in view: first person goes to the speaker, a name to its owner."""
+    from lightomni_ros.core.reflex.attribution import attributed, said_names
+    words = 'I train for basketball twice a week. I celebrate my birthday in February.'
+    pair = SegmentInput(segment_id=1, start=0, end=5, transcript=words, face_ids=['<face_1>', '<face_2>'],
+                        speaker_face='<face_1>')
+    t = sleep.topic_from_reply(pair, '', '{"visual": "<face_1> talking, <face_2>", "semantic": ["<face_2> plays '
+                                         'basketball.", "<face_1> has a birthday in February."]}')
+    assert t.semantic == ['<face_1> plays basketball.', '<face_1> has a birthday in February.']
+    names = {'<face_1>': 'Rahul', '<face_2>': 'Sofia'}
+    about = SegmentInput(segment_id=2, start=0, end=5, transcript='Did you know Giulia has a job as an architect?',
+                         face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
+    assert attributed(['Sofia works as an architect.'], about, names) == (['Giulia works as an architect.'], [])
+    assert attributed(['Giulia works as an architect.'], about, names) == (['Giulia works as an architect.'], [])
+    # the speaker's own name, a name only called out, things nobody owns
+    called = SegmentInput(segment_id=3, start=0, end=5, transcript='Giulia, I really enjoyed the cycling race.',
+                          face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
+    assert attributed(['Giulia enjoyed the cycling race.'], called, {}) == (['<face_1> enjoyed the cycling race.'], [])
+    assert attributed(['Rahul enjoyed the cycling race.'], called, names)[0] == ['Rahul enjoyed the cycling race.']
+    gloves = ['The gloves are in the coat pocket.']
+    assert attributed(gloves, called, names)[0] == gloves
+    # a place is no person; nothing points to anyone: a first-person statement that names someone memory knows, or
+    # a voice no face is linked to
+    place = SegmentInput(segment_id=4, start=0, end=5, transcript='No shellfish for me please. I was raised in Krakow.',
+                         face_ids=['<face_3>', '<face_4>'], speaker_face='<face_3>')
+    assert attributed(['<face_4> comes from Krakow.'], place, {})[0] == ['<face_3> comes from Krakow.']
+    both = SegmentInput(segment_id=4, start=0, end=5, transcript='I told Ana I work as a nurse.',
+                        face_ids=['<face_1>', '<face_2>', '<face_3>'], speaker_face='<face_1>')
+    assert attributed(['<face_3> works as a nurse.'], both, {'<face_2>': 'Ana'}) == \
+        ([], ['<face_3> works as a nurse.'])
+    from lightomni_ros.core.segment import SpeakerTurn
+    voice = SegmentInput(segment_id=5, start=0, end=5, transcript='I work as a nurse.',
+                         face_ids=['<face_1>', '<face_2>'],
+                         turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text='I work as a nurse.')])
+    assert attributed(['<face_2> works as a nurse.'], voice, {}) == ([], ['<face_2> works as a nurse.'])
+    assert attributed(['<voice_3> works as a nurse.'], voice, {})[0] == ['<voice_3> works as a nurse.']
+    # a naming fact names whoever was introduced; sentence openings are no names unless memory knows them
+    intro = SegmentInput(segment_id=6, start=0, end=5, transcript='Robot, here is my cousin Pablo.',
+                         face_ids=['<face_1>', '<face_3>'], speaker_face='<face_3>')
+    assert attributed(['<face_1> is called Pablo.'], intro, {})[0] == ['<face_1> is called Pablo.']
+    named, called_out = said_names('Update: the trip moved. Hi robot, Ana is here. Wait, Joe said so.')
+    assert named == ['Ana', 'Joe'] and called_out == ['Update', 'Wait']
+
+
+def test_what_the_robot_promised_to_keep_is_pinned_when_the_pass_found_nothing():
+    from lightomni_ros.core.reflex.grounding import promises_to_keep
+    assert promises_to_keep('Okay, I will remember that.') and promises_to_keep('Thanks, I will keep that in mind.')
+    assert not promises_to_keep("I don't remember that.") and not promises_to_keep('Nice to meet you, Ana.')
+    assert not promises_to_keep('They are in the blue drawer, I remember.')
+    seg = SegmentInput(segment_id=1, start=0, end=5, transcript='Hey assistant, keep in mind that the budget review '
+                       'is on Tuesday.', face_ids=['<face_1>'], speaker_face='<face_1>')
+    empty = '{"visual": "<face_1> talking", "semantic": [], "remembered": []}'
+    t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty)
+    assert t.remembered == ['<face_1> said: Hey assistant, keep in mind that the budget review is on Tuesday.']
+    assert sleep.topic_from_reply(seg, '', empty).remembered == []
+    found = '{"visual": "<face_1> talking", "remembered": ["The budget review is on Tuesday."]}'
+    assert sleep.topic_from_reply(seg, 'Okay, I will remember that.', found).remembered == \
+        ['The budget review is on Tuesday.']
+
+
 def test_facts_nothing_in_the_segment_said_are_not_stored():
     seg = SegmentInput(segment_id=2, start=0, end=10, transcript='Bob, I spend my free time birdwatching.',
                        face_ids=['<face_1>'], visual_tags=['garden'])

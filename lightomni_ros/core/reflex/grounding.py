@@ -128,6 +128,8 @@ _REFUSAL = re.compile(r"^(?:sorry,?\s*)?i (?:do not|don't|did not|didn't) (?:kno
 _ACK_WORDS = frozenset('''okay sure alright right noted got thanks thank nice meet good know hello will remember
 remind keep mind note later'''.split())
 
+#: the words of a confirmation that say the robot will keep what it was told
+_KEEP_WORDS = frozenset('remember keep mind note noted'.split())
 
 #: a clause that asks: it starts with a question word or with "do I", "is the", ... (speech recognition may drop the
 #: question mark; "can you ..." and "could you ..." are requests more often than questions); "what a day" exclaims
@@ -162,6 +164,15 @@ def asks(text: str) -> bool:
 def is_refusal(reply: str) -> bool:
     """Whether ``reply`` says the robot does not know or remember."""
     return bool(_REFUSAL.match(reply.strip()))
+
+
+def promises_to_keep(reply: str) -> bool:
+    """Whether ``reply`` confirms that the robot will keep what it was told.
+
+    "Okay, I will remember that.", "Thanks, I will keep that in mind." (not "I don't remember that.").
+    """
+    words = content_words(reply)
+    return bool(words & _KEEP_WORDS) and words <= _ACK_WORDS and not is_refusal(reply)
 
 
 def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min_overlap: float = 0.5) -> str:

@@ -21,7 +21,8 @@ from typing import Any
 from ..text import introduced_name, introduced_other, may_be_name, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .grounding import asks, content_words, supported
+from .attribution import attributed
+from .grounding import asks, content_words, promises_to_keep, supported
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -102,16 +103,20 @@ def only_asks(words: str) -> bool:
     return bool(said) and all(asks(s) for s in said)
 
 
+def quoted(seg: SegmentInput) -> list[str]:
+    """What each speaker said, quoted: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ...".
+
+    One item per run of one speaker's turns; a turn that only asks is none (the episode keeps what was asked).
+    """
+    verb = 'typed' if seg.typed_text.strip() else 'said'
+    return [f'{who} {verb}: {words}' for who, words in seg.said() if not only_asks(words)]
+
+
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
-    turns = seg.said()
     visual = seen(seg)
-    verb = 'typed' if seg.typed_text.strip() else 'said'
-    # one fact per speaker turn: "<face_0> said: ...", "<voice_2>, an unseen speaker (...) said: ..."; a turn that
-    # only asks is no fact (the episode keeps what was asked)
-    semantic = [f'{who} {verb}: {words}' for who, words in turns if not only_asks(words)]
-    semantic = with_introductions(semantic, seg)
+    semantic = with_introductions(quoted(seg), seg)
     # a voice linked to a face out of view still ties what was said to that person's profile
     heard_faces = [t.face_id for t in seg.turns if t.face_id and t.text.strip()]
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end,
@@ -273,12 +278,15 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
                      names: dict[str, str] | None = None, saw_frames: bool = False) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
-    Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows);
-    the Topic's ``dropped`` lists them; people are named where known (:func:`by_name`), and a face heard giving their
-    name gets its naming fact (:func:`with_introductions`). A description of what was
-    seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read the keyframes) is
-    replaced by the rule's (:func:`seen`);
-    ``unseen_visual`` keeps the model's. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
+    Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows), and
+    a fact about someone the words do not point to goes to the right person or is left out
+    (:func:`~.attribution.attributed`); the Topic's ``dropped`` lists them; people are named where known
+    (:func:`by_name`), and a face heard giving their name gets its naming fact (:func:`with_introductions`). A
+    description of what was seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read
+    the keyframes) is replaced by the rule's (:func:`seen`); ``unseen_visual`` keeps the model's. When the robot
+    promised to keep what it was told (``response``, :func:`~.grounding.promises_to_keep`) and the pass stored no
+    fact or item, the words themselves are pinned (:func:`quoted`): a promise memory does not keep is worse than a
+    quote. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
     ``repaired`` keeps the reply), else the fallback parser's Topic.
     """
     obj = parse_json_object(reply)
@@ -288,6 +296,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
+    semantic, misattributed = attributed(semantic, seg, names)
     semantic = with_introductions(by_name(semantic, names), seg)
     visual = ' '.join(_strings(obj.get('visual')))
     audio = ' '.join(_strings(obj.get('audio')))
@@ -297,8 +306,12 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     visual = seen(seg) if unseen or not visual else visual
     said = seg.utterance
     remembered, dropped_pins = heard_facts(_strings(obj.get('remembered')), seg, names)
+    remembered, misattributed_pins = attributed(remembered, seg, names)
     remembered = by_name(semantic + remembered, names)[len(semantic):]
     remembered = remembered or find_remembered(said)
+    if not (semantic or remembered) and promises_to_keep(response):
+        # the robot said it would keep what it was told and the pass found nothing in it: the words are pinned
+        remembered = quoted(seg)
     # the time parser reads the request's time (as the reflex node did when it answered); the model's own reading
     # ("in_seconds": 120 for "in one minute") only counts when the parser finds none
     reminders = find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz)
@@ -309,7 +322,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, face_ids=list(seg.face_ids),
                      semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
                      raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter',
-                     dropped=dropped + dropped_pins, unseen_visual=unseen, repaired=repaired)
+                     dropped=dropped + misattributed + dropped_pins + misattributed_pins, unseen_visual=unseen,
+                     repaired=repaired)
 
 
 def find_name(texts: list[str]) -> str:

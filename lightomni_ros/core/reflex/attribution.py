@@ -1,0 +1,101 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Who a fact is about: the person the memory pass names must be one the segment's words point to.
+
+The small memory adapter sometimes hands a fact to the wrong person in view: "I train for basketball twice a week"
+said by <face_1> with <face_2> beside them became "<face_2> plays basketball.", and "Giulia has a job as an architect."
+said with Sofia in view became "Sofia works as an architect.". :func:`~.sleep.heard_facts` only asks that the people
+a fact names were there; here the person a fact opens with must also be one the words point to: someone who spoke,
+or someone the words name. A first-person statement of the one face heard speaking is about that face; a statement
+that names one person is about that person; a fact whose person nothing points to is dropped (stored, it would be
+recalled as truth about someone who never said it).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from ..text import introduced_name, may_be_name
+from .types import SegmentInput
+
+_ID = re.compile(r'<(?:face|voice)_\d+>')
+#: the person a fact opens with ("<face_2> plays ...", "Ana's keys are ...", "Sofia works as ..."), else no match
+_OPENING = re.compile(r"^(<(?:face|voice)_\d+>|[A-Z][\w-]*)(?='s\b|\s)")
+#: a naming fact ("<face_1> is called Pablo."): who it names is the introduction's business, not the speaker's
+_NAMING = re.compile(r"^<(?:face|voice)_\d+> is called \S")
+_FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself)\b", re.I)
+#: a capitalised word and what follows it: "Update:" or "Wait," opening a sentence is no name
+_CAPITALISED = re.compile(r"(^|[.!?]\s+)?\b([A-Z][a-z][\w-]*)\b([:,]?)")
+
+
+def said_names(words: str, names: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(named, called): names of people the words speak of, and names they call out, in order.
+
+    Names are names memory knows and capitalised words that can be names. A word opening a sentence is capitalised
+    anyway: unless memory knows it, it counts only when a comma or colon follows, as called out ("Giulia, I loved
+    it": the one addressed; "Update: ..." names nobody either way); "Hi robot" or "Giulia has a job" are neither.
+    """
+    known = {n for n in (names or {}).values() if n}
+    named: list[str] = []
+    called: list[str] = []
+    for m in _CAPITALISED.finditer(words or ''):
+        opening, word, mark = m.group(1) is not None or m.start() == 0, m.group(2), m.group(3)
+        if not (word in known or may_be_name(word)):
+            continue
+        into = called if opening and mark else named if word in known or not opening else None
+        if into is not None and word not in into:
+            into.append(word)
+    return named, called
+
+
+def opening_person(fact: str, people: set[str]) -> str:
+    """The person ``fact`` opens with: a face or voice id, or one of ``people``'s names ('' for none)."""
+    m = _OPENING.match(fact)
+    if not m:
+        return ''
+    who = m.group(1)
+    return who if _ID.fullmatch(who) or who in people else ''
+
+
+def attributed(facts: Sequence[str], seg: SegmentInput,
+               names: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
+    """(kept, dropped): each fact whose opening person the words do not point to is given to the right one or dropped.
+
+    Pointed to: a face or voice heard speaking (or its name), a person the words speak of (not one they only call
+    out: "Giulia, I loved the race" is no fact about Giulia). Otherwise
+    the fact goes to the one face heard speaking when its words are in the first person and name nobody memory knows,
+    or to the one person words in the third person name; else (several speakers, a voice no face is linked to, a
+    first-person statement that names someone memory knows) it is dropped. Naming facts keep their id.
+    """
+    names = names or {}
+    talkers = {who for who, _ in seg.said()} if seg.transcript.strip() or seg.typed_text.strip() else set()
+    faces_talking = sorted(t for t in talkers if t.startswith('<face_'))
+    words = seg.utterance
+    said, called = said_names(words, names)
+    pointed = talkers | {names[t] for t in talkers if names.get(t)} | set(said)
+    pointed |= set(_ID.findall(' '.join([words, *talkers]))) | {f for f, n in names.items() if n and n in said}
+    first_person = bool(_FIRST_PERSON.search(words))
+    # names the words give others: a speaker's own name ("I'm Tariq, I work as a nurse") points to the speaker; in the
+    # first person only a name memory knows as someone's may be what a fact is about ("I was raised in Krakow")
+    own = {names.get(t) for t in talkers} | {introduced_name(words)}
+    others = [n for n in said if n not in own]
+    known_others = [n for n in others if n in set(names.values())]
+    kept, dropped = [], []
+    for fact in facts:
+        who = opening_person(fact, {*names.values(), *said, *called})
+        if not who or who in pointed or _NAMING.match(fact):
+            kept.append(fact)
+            continue
+        if first_person and not known_others and len(faces_talking) == 1:
+            right = faces_talking[0]
+        elif not first_person and len(others) == 1:
+            right = others[0]
+        else:
+            dropped.append(fact)
+            continue
+        kept.append(right + fact[len(who):])
+    return kept, dropped
+
+
+__all__ = ['attributed', 'opening_person', 'said_names']
