@@ -171,10 +171,21 @@ def test_speech_nobody_singled_out_is_heard_with_a_voice_as_perception_names_it(
     assert any(p['voice'] for p in train['pairs']['memory'])
 
 
+def _words(strings) -> set[str]:
+    """The content words of templates, their slots left out."""
+    return set().union(*(content_words(re.sub(r'\{\w+\}', ' ', t)) for t in strings))
+
+
 def test_the_second_wordings_are_no_phrasing_of_either_split():
     """The memory pairs' second wordings are new to training and never a held-out phrasing."""
     said = {t[0] if isinstance(t, tuple) else t for items in restate.RESTATE.values() for t in items}
     assert not said & templates.flat('heldout') and not said & templates.flat('train')
+    # nor a word that only held-out templates use ("keep in mind", "heads up"): held-out statements stay new
+    known = _words(list(templates.flat('train')) + [t for v in phrasing.EMBEDDED.values() for t in v]
+                   + list(phrasing.LEAD_DIRECT + phrasing.LEAD_EMBEDDED))
+    held_only = _words(templates.flat('heldout')) - known
+    assert {'heads', 'mind', 'raised'} <= held_only
+    assert not _words(said) & held_only
     for key, items in restate.RESTATE.items():
         assert key in templates.TEMPLATES['train'], key
         kept = templates.TEMPLATES['train'][key]
@@ -208,9 +219,7 @@ def test_a_segment_said_another_way_is_a_second_memory_pair_with_the_same_facts(
 
 def test_the_questions_second_wordings_keep_the_held_out_words_to_the_held_out_split():
     """No second wording of a question is a phrasing of either split, nor uses a word only held-out templates use."""
-    def words(strings):
-        return set().union(*(content_words(re.sub(r'\{\w+\}', ' ', t)) for t in strings))
-
+    words = _words
     asked = [t for items in restate.ASK.values() for t in items]
     assert not set(asked) & (templates.flat('heldout') | templates.flat('train'))
     statements = [t[0] if isinstance(t, tuple) else t for items in restate.RESTATE.values() for t in items]
