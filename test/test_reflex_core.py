@@ -157,6 +157,37 @@ def test_speech_that_does_not_name_the_robot_is_not_answered_unless_it_follows_a
         engine.cfgs.latent.wake_words = 'robot, assistant'
 
 
+def test_someone_alone_in_view_who_asks_you_something_is_answered_without_a_name(engine):
+    """The one person in view, seen saying it, asks "you" something: with nobody else there, the robot is asked."""
+    from lightomni_ros.core.segment import SpeakerTurn
+    engine.address.last_reply_end = float('-inf')
+    words = 'Can you tell me where the gloves are?'
+    alone = SegmentInput(segment_id=161, start=900.0, end=903.0, transcript=words, face_ids=['<face_1>'],
+                         speaker_face='<face_1>')
+    assert engine.decide(alone, 0.0, 1.01, 12, 4).speak
+    linked = SegmentInput(segment_id=162, start=910.0, end=913.0, transcript=words, face_ids=['<face_1>'],
+                          turns=[SpeakerTurn(start=0.0, end=3.0, voice_id='<voice_1>', face_id='<face_1>', text=words)])
+    assert engine.decide(linked, 0.0, 1.01, 12, 4).speak
+    engine.address.last_reply_end = float('-inf')
+    quiet = [SegmentInput(segment_id=163, start=920.0, end=923.0, transcript=words, face_ids=['<face_1>', '<face_2>'],
+                          speaker_face='<face_1>'),                                    # someone else is there
+             SegmentInput(segment_id=164, start=930.0, end=933.0, transcript=words, face_ids=['<face_1>']),  # not seen
+             SegmentInput(segment_id=165, start=940.0, end=943.0, transcript='Do you want to save money?',
+                          face_ids=['<face_1>'], turns=[SpeakerTurn(start=0.0, end=3.0, voice_id='<voice_2>',
+                                                                    text='Do you want to save money?')]),  # a radio
+             SegmentInput(segment_id=166, start=950.0, end=953.0, transcript='Right, where is my phone.',
+                          face_ids=['<face_1>'], speaker_face='<face_1>')]                 # asks nobody
+    for seg in quiet:
+        d = engine.decide(seg, 0.0, 1.01, 12, 4)
+        assert not d.speak and any(n.startswith('quiet: not addressed') for n in d.notes), (seg, d.notes)
+    engine.cfgs.latent.answer_alone = False
+    try:
+        alone.segment_id, alone.start, alone.end = 167, 960.0, 963.0
+        assert not engine.decide(alone, 0.0, 1.01, 12, 4).speak
+    finally:
+        engine.cfgs.latent.answer_alone = True
+
+
 def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_answered(engine, monkeypatch):
     """A follow-up to another person, or a remark with nothing to say, stays quiet.
 

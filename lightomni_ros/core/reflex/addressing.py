@@ -10,7 +10,8 @@ The action head decides from one segment, and it cannot learn two things:
 So a segment the head would answer is answered only when its words name the robot (whole words, any case, or a
 close mishearing) or when the person the robot last answered speaks again within ``follow_up_s`` of the end of that
 segment (the same face or voice: a radio, an unseen speaker or "someone" never continues a conversation, and one
-reply does not open the floor to everybody in the room); a segment in which
+reply does not open the floor to everybody in the room), or when the one person in view, seen saying them with nobody
+else speaking, asks "you" something (:func:`alone_asking`, ``answer_alone``); a segment in which
 nobody spoke addresses nobody (a spoken answer there would also open a follow-up window for whatever is said next).
 The gate only ever keeps the robot quiet; typed text (the robot's own channel) and proactive speech (reminders,
 flagged as such) pass untouched.
@@ -34,6 +35,7 @@ from dataclasses import dataclass, field
 
 from ..text import UNSEEN_SPEAKER
 from .config import LatentConfig
+from .grounding import asks
 from .types import SOMEONE, SegmentInput
 
 
@@ -89,6 +91,26 @@ def calls_other(text: str, names: list[str]) -> str:
     return ''
 
 
+#: words that speak to someone: "can you ...", "do you know ...", "your"
+_YOU = re.compile(r"\b(?:you|your|you're|yourself)\b", re.I)
+
+
+def alone_asking(seg: SegmentInput) -> bool:
+    """Whether the one person in view, seen saying the words, asks something of "you" with nobody else speaking.
+
+    Seen saying: perception saw the face talking or linked the voice to it (a radio heard beside one person is not
+    theirs); nobody else: no other voice in the segment. Then "Can you tell me where the gloves are?" can only be for
+    the robot. A person on the phone alone in view still passes here; the action head decides, as for any follow-up.
+    """
+    if len(seg.face_ids) != 1 or seg.typed_text.strip():
+        return False
+    face = seg.face_ids[0]
+    spoken = [t for t in seg.turns if t.text.strip()]
+    seen_saying = seg.speaker_face == face or any(t.face_id == face for t in spoken)
+    nobody_else = all(t.face_id == face for t in spoken)
+    return seen_saying and nobody_else and bool(_YOU.search(seg.transcript)) and asks(seg.transcript)
+
+
 @dataclass
 class AddressGate:
     """Remembers whom the robot last answered, and says whether a segment may be answered.
@@ -113,8 +135,10 @@ class AddressGate:
         if self.last_addressee and seg.speaker == self.last_addressee \
                 and seg.start - self.last_reply_end <= self.cfg.follow_up_s:
             return ''
-        return f'quiet: not addressed (names none of {", ".join(words)}, and is no follow-up of the last ' \
-               f'person answered within {self.cfg.follow_up_s:g} s)'
+        if self.cfg.answer_alone and alone_asking(seg):
+            return ''
+        return f'quiet: not addressed (names none of {", ".join(words)}, is no follow-up of the last ' \
+               f'person answered within {self.cfg.follow_up_s:g} s, and asks "you" nothing alone in view)'
 
     def follow_up_only(self, seg: SegmentInput) -> bool:
         """Whether spoken words may be answered only as a follow-up: they do not name the robot (the gate is on)."""
@@ -134,4 +158,4 @@ class AddressGate:
         self.last_addressee = who if who not in (UNSEEN_SPEAKER, SOMEONE) else ''
 
 
-__all__ = ['AddressGate', 'calls_other', 'calls_robot', 'names_robot', 'wake_words']
+__all__ = ['AddressGate', 'alone_asking', 'calls_other', 'calls_robot', 'names_robot', 'wake_words']

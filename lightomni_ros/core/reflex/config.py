@@ -75,7 +75,8 @@ class LatentConfig:
     wake_words: str = param('robot, assistant', 'Comma-separated names the robot answers to. Spoken words the action '
                                                 'head would answer are answered only when they name one of them '
                                                 '(whole words, any case, or a close mishearing) or come from the '
-                                                'person the robot last answered within latent.follow_up_s; a '
+                                                'person the robot last answered within latent.follow_up_s (or, '
+                                                'with latent.answer_alone, ask "you" something alone in view); a '
                                                 'segment in which nobody spoke or typed is not answered (the gate '
                                                 'itself never makes the robot speak; latent.answer_when_called '
                                                 'does). Empty: the action head alone decides.')
@@ -87,6 +88,11 @@ class LatentConfig:
     follow_up_s: float = param(15.0, 'Seconds after the end of a segment the robot answered aloud in which the same '
                                      'person (face or voice; never an unseen speaker) may go on without naming '
                                      'the robot (a follow-up question).', min=0.0)
+    answer_alone: bool = param(True, 'Spoken words the action head would answer may also pass latent.wake_words '
+                                     'without a name when the one person in view was seen saying them, nobody '
+                                     'else spoke, and they ask something of "you" ("Can you tell me where the '
+                                     'gloves are?"): with nobody else there, the robot is the one asked. Off: '
+                                     'only a name or a follow-up opens the gate.')
 
 
 @dataclass
