@@ -437,6 +437,9 @@ def test_a_fact_goes_to_the_person_the_words_point_to():
                          face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
     assert attributed(['Sofia works as an architect.'], about, names) == (['Giulia works as an architect.'], [])
     assert attributed(['Giulia works as an architect.'], about, names) == (['Giulia works as an architect.'], [])
+    told = SegmentInput(segment_id=2, start=0, end=5, transcript='Ana works as a nurse, you know.',
+                        face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
+    assert attributed(['Rahul works as a nurse.'], told, {**names, '<face_3>': 'Ana'})[0] == ['Ana works as a nurse.']
     # the speaker's own name, a name only called out, things nobody owns
     called = SegmentInput(segment_id=3, start=0, end=5, transcript='Giulia, I really enjoyed the cycling race.',
                           face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')

@@ -62,8 +62,9 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
                names: dict[str, str] | None = None) -> tuple[list[str], list[str]]:
     """(kept, dropped): each fact whose opening person the words do not point to is given to the right one or dropped.
 
-    Pointed to: a face or voice heard speaking (or its name), a person the words speak of (not one they only call
-    out: "Giulia, I loved the race" is no fact about Giulia). Otherwise
+    Pointed to: a person the words speak of (not one they only call out: "Giulia, I loved the race" is no fact about
+    Giulia), and a face or voice heard speaking (or its name) unless its words are in the third person about someone
+    they name ("Ana works as a nurse, you know" is no fact about the speaker). Otherwise
     the fact goes to the one face heard speaking when its words are in the first person and name nobody memory knows,
     or to the one person words in the third person name; else (several speakers, a voice no face is linked to, a
     first-person statement that names someone memory knows) it is dropped. Naming facts keep their id.
@@ -73,14 +74,16 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     faces_talking = sorted(t for t in talkers if t.startswith('<face_'))
     words = seg.utterance
     said, called = said_names(words, names)
-    pointed = talkers | {names[t] for t in talkers if names.get(t)} | set(said)
-    pointed |= set(_ID.findall(' '.join([words, *talkers]))) | {f for f, n in names.items() if n and n in said}
     first_person = bool(_FIRST_PERSON.search(words))
     # names the words give others: a speaker's own name ("I'm Tariq, I work as a nurse") points to the speaker; in the
     # first person only a name memory knows as someone's may be what a fact is about ("I was raised in Krakow")
     own = {names.get(t) for t in talkers} | {introduced_name(words)}
     others = [n for n in said if n not in own]
     known_others = [n for n in others if n in set(names.values())]
+    # a third-person statement about someone named ("Ana works as a nurse, you know") is not about its speaker
+    speakers = talkers | {names[t] for t in talkers if names.get(t)} if first_person or not others else set()
+    pointed = speakers | set(said) | {f for f, n in names.items() if n and n in said}
+    pointed |= set(_ID.findall(' '.join([words, *speakers])))
     kept, dropped = [], []
     for fact in facts:
         who = opening_person(fact, {*names.values(), *said, *called})
