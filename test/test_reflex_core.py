@@ -421,6 +421,20 @@ def test_a_face_heard_giving_their_name_gets_the_naming_fact():
     other = SegmentInput(segment_id=4, start=0, end=5, transcript='Robot, here is my cousin Pablo.',
                          face_ids=['<face_3>'], speaker_face='<face_3>')
     assert sleep.introductions(other) == []
+    # someone introduced by the face seen saying it is the one other face in view; the adapter gave the name to the
+    # speaker (who may not be named yet), or to nobody
+    cousin = SegmentInput(segment_id=5, start=0, end=5, transcript='Robot, here is my cousin Noor.',
+                          face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
+    assert sleep.introductions(cousin) == [('<face_2>', 'Noor')]
+    t = sleep.topic_from_reply(cousin, 'Nice to meet you, Noor.', '{"visual": "<face_1> talking, <face_2>", '
+                                                                  '"semantic": ["<face_1> is called Noor."]}')
+    assert t.semantic == ['<face_2> is called Noor.']
+    crowd = SegmentInput(segment_id=6, start=0, end=5, transcript='Robot, here is my cousin Noor.',
+                         face_ids=['<face_1>', '<face_2>', '<face_3>'], speaker_face='<face_1>')
+    assert sleep.introductions(crowd) == []
+    self_named = SegmentInput(segment_id=7, start=0, end=5, transcript='Robot, this is Joe speaking.',
+                              face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
+    assert sleep.introductions(self_named) == []
 
 
 def test_a_fact_goes_to_the_person_the_words_point_to():
@@ -432,7 +446,7 @@ def test_a_fact_goes_to_the_person_the_words_point_to():
     t = sleep.topic_from_reply(pair, '', '{"visual": "<face_1> talking, <face_2>", "semantic": ["<face_2> plays '
                                          'basketball.", "<face_1> has a birthday in February."]}')
     assert t.semantic == ['<face_1> plays basketball.', '<face_1> has a birthday in February.']
-    names = {'<face_1>': 'Rahul', '<face_2>': 'Sofia'}
+    names = {'<face_1>': 'Rahul', '<face_2>': 'Sofia', '<face_5>': 'Giulia'}
     about = SegmentInput(segment_id=2, start=0, end=5, transcript='Did you know Giulia has a job as an architect?',
                          face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
     assert attributed(['Sofia works as an architect.'], about, names) == (['Giulia works as an architect.'], [])
@@ -440,6 +454,15 @@ def test_a_fact_goes_to_the_person_the_words_point_to():
     told = SegmentInput(segment_id=2, start=0, end=5, transcript='Ana works as a nurse, you know.',
                         face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
     assert attributed(['Rahul works as a nurse.'], told, {**names, '<face_3>': 'Ana'})[0] == ['Ana works as a nurse.']
+    # a name memory does not know may be a place: the speaker's fact stays theirs, another's is dropped
+    home = SegmentInput(segment_id=2, start=0, end=5, transcript='Back home in Osaka it is much warmer.',
+                        face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
+    assert attributed(['<face_1> comes from Osaka.'], home, {}) == (['<face_1> comes from Osaka.'], [])
+    assert attributed(['<face_2> comes from Osaka.'], home, {}) == ([], ['<face_2> comes from Osaka.'])
+    typed = SegmentInput(segment_id=3, start=0, end=5, typed_text='Note: my passport is in the drawer.',
+                         face_ids=['<face_3>', '<face_4>'])
+    assert attributed(["<face_3>'s passport is in the drawer."], typed, {})[0] == ["<face_3>'s passport is in the "
+                                                                                  "drawer."]
     # the speaker's own name, a name only called out, things nobody owns
     called = SegmentInput(segment_id=3, start=0, end=5, transcript='Giulia, I really enjoyed the cycling race.',
                           face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')

@@ -36,10 +36,11 @@ def resolve_voices(text: str, who: dict[str, str]) -> str:
 
 
 #: "this is my cousin Mateo", "here's Ana", "meet my friend Joe", "say hello to Vera": someone else, introduced (the
-#: phrase opens a clause or follows a call or a request: "I will meet Joe tomorrow" introduces nobody)
+#: phrase opens a clause or follows a call or a request: "I will meet Joe tomorrow" introduces nobody; "this is Joe
+#: speaking" is Joe himself)
 _OTHER = re.compile(r"(?:^|[,.!?;:]\s*|\b(?i:you to|let me|please|and|so|robot|assistant)\s+)"
                     r"(?i:this is|here is|here's|meet|say hello to|say hi to|introduce|introducing)\s+"
-                    r"(?:(?i:my|our)\s+(?:[a-z]+\s+){0,2})?([A-Z][a-z]+)\b")
+                    r"(?:(?i:my|our)\s+(?:[a-z]+\s+){0,2})?([A-Z][a-z]+)\b(?!\s+(?i:speaking|here)\b)")
 #: capitalised words of the calendar, lower case: never a person's name
 CALENDAR_WORDS = frozenset('''monday tuesday wednesday thursday friday saturday sunday january february march april may
 june july august september october november december today tomorrow yesterday'''.split())

@@ -64,13 +64,16 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
 
     Pointed to: a person the words speak of (not one they only call out: "Giulia, I loved the race" is no fact about
     Giulia), and a face or voice heard speaking (or its name) unless its words are in the third person about someone
-    they name ("Ana works as a nurse, you know" is no fact about the speaker). Otherwise
-    the fact goes to the one face heard speaking when its words are in the first person and name nobody memory knows,
-    or to the one person words in the third person name; else (several speakers, a voice no face is linked to, a
-    first-person statement that names someone memory knows) it is dropped. Naming facts keep their id.
+    memory knows ("Ana works as a nurse, you know" is no fact about the speaker). Otherwise the fact goes to the one
+    face heard speaking when its words are in the first person and name nobody memory knows, or to the one person
+    memory knows that words in the third person name (a capitalised word memory does not know may be a place); else
+    (several speakers, a voice no face is linked to, names nobody can tell apart) it is dropped. Naming facts keep
+    their id. Typed text is left as it is: perception does not know who typed it.
     """
+    if seg.typed_text.strip() or not seg.transcript.strip():
+        return list(facts), []      # perception does not know who typed: nothing to point with
     names = names or {}
-    talkers = {who for who, _ in seg.said()} if seg.transcript.strip() or seg.typed_text.strip() else set()
+    talkers = {who for who, _ in seg.said()}
     faces_talking = sorted(t for t in talkers if t.startswith('<face_'))
     words = seg.utterance
     said, called = said_names(words, names)
@@ -80,8 +83,9 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     own = {names.get(t) for t in talkers} | {introduced_name(words)}
     others = [n for n in said if n not in own]
     known_others = [n for n in others if n in set(names.values())]
-    # a third-person statement about someone named ("Ana works as a nurse, you know") is not about its speaker
-    speakers = talkers | {names[t] for t in talkers if names.get(t)} if first_person or not others else set()
+    # a third-person statement about someone memory knows ("Ana works as a nurse, you know") is not about its speaker;
+    # a capitalised word memory does not know may be a place ("Back home in Osaka it is much warmer")
+    speakers = talkers | {names[t] for t in talkers if names.get(t)} if first_person or not known_others else set()
     pointed = speakers | set(said) | {f for f, n in names.items() if n and n in said}
     pointed |= set(_ID.findall(' '.join([words, *speakers])))
     kept, dropped = [], []
@@ -92,8 +96,8 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
             continue
         if first_person and not known_others and len(faces_talking) == 1:
             right = faces_talking[0]
-        elif not first_person and len(others) == 1:
-            right = others[0]
+        elif not first_person and len(known_others) == 1:
+            right = known_others[0]
         else:
             dropped.append(fact)
             continue

@@ -257,21 +257,39 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
 
 
 def introductions(seg: SegmentInput) -> list[tuple[str, str]]:
-    """(face, name) for each face perception heard give their own name."""
-    named = ((who, introduced_name(words)) for who, words in seg.said() if _FACE_IDS.fullmatch(who))
-    return [(who, name) for who, name in named if name]
+    """(face, name) for each face perception heard give their own name, and for each one a speaker introduced.
+
+    Someone introduced ("Robot, here is my cousin Jamal") is the one face in view besides the face heard saying it.
+    """
+    out = []
+    for who, words in seg.said():
+        if not _FACE_IDS.fullmatch(who):
+            continue
+        others = [f for f in seg.face_ids if f != who]
+        out += [(who, introduced_name(words))] + ([(others[0], introduced_other(words))] if len(others) == 1 else [])
+    return [(who, name) for who, name in out if name]
 
 
 def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
-    """``semantic`` with a naming fact ("<face_1> is called Joe.") for each face heard giving their own name.
+    """``semantic`` with a naming fact ("<face_1> is called Joe.") for each face heard giving their name or introduced.
 
     "Hello, my name is Joe": perception knows who spoke (the face seen talking, or the one the voice is linked to)
     and the words say the name, so the rules write the naming fact; the small adapter sometimes leaves it out or puts
-    the name in the description instead ("Joe talking, Barack"), and then nobody learns who the face is. A face
-    ``semantic`` already names keeps its fact.
+    the name in the description instead ("Joe talking, Barack"), and then nobody learns who the face is. Introduced
+    by someone else ("here is my cousin Jamal"), the adapter gave the name to the speaker ("<face_1> is called
+    Jamal." for the face saying it) or to nobody: a naming fact that gives an introduced name to another face, or
+    another name to an introduced face, is left out. A face ``semantic`` already names rightly keeps its fact.
     """
-    named = {m.group(1) for m in map(_CALLED_FACT.match, semantic) if m}
-    return semantic + [f'{who} is called {name}.' for who, name in introductions(seg) if who not in named]
+    intros = dict(introductions(seg))
+    given = {name: face for face, name in intros.items()}
+
+    def wrong(fact: str) -> bool:
+        m = _CALLED_FACT.match(fact)
+        return bool(m) and (given.get(m.group(2), m.group(1)) != m.group(1)
+                            or intros.get(m.group(1), m.group(2)) != m.group(2))
+    kept = [f for f in semantic if not wrong(f)]
+    named = {m.group(1) for m in map(_CALLED_FACT.match, kept) if m}
+    return kept + [f'{who} is called {name}.' for who, name in intros.items() if who not in named]
 
 
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
