@@ -461,8 +461,8 @@ def test_a_fact_goes_to_the_person_the_words_point_to():
     assert attributed(['<face_2> comes from Osaka.'], home, {}) == ([], ['<face_2> comes from Osaka.'])
     typed = SegmentInput(segment_id=3, start=0, end=5, typed_text='Note: my passport is in the drawer.',
                          face_ids=['<face_3>', '<face_4>'])
-    assert attributed(["<face_3>'s passport is in the drawer."], typed, {})[0] == ["<face_3>'s passport is in the "
-                                                                                  "drawer."]
+    passport = ["<face_3>'s passport is in the drawer."]
+    assert attributed(passport, typed, {})[0] == passport
     # the speaker's own name, a name only called out, things nobody owns
     called = SegmentInput(segment_id=3, start=0, end=5, transcript='Giulia, I really enjoyed the cycling race.',
                           face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
