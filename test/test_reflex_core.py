@@ -432,6 +432,13 @@ def test_a_face_heard_giving_their_name_gets_the_naming_fact():
     crowd = SegmentInput(segment_id=6, start=0, end=5, transcript='Robot, here is my cousin Noor.',
                          face_ids=['<face_1>', '<face_2>', '<face_3>'], speaker_face='<face_1>')
     assert sleep.introductions(crowd) == []
+    # a name the words give a pet or a thing names nobody in view
+    pet = SegmentInput(segment_id=8, start=0, end=5, transcript='Robot, at home I look after a dog called Pepper.',
+                       face_ids=['<face_3>'], speaker_face='<face_3>')
+    t = sleep.topic_from_reply(pet, '', '{"visual": "<face_3> talking", "semantic": ["<face_3> is called Pepper.", '
+                                        '"<face_3> has a dog called Pepper."]}')
+    assert t.semantic == ['<face_3> has a dog called Pepper.'] and t.dropped == ['<face_3> is called Pepper.']
+    assert sleep.names_a_thing('Rex', 'My dog is called Rex.') and not sleep.names_a_thing('Ana', "I'm called Ana.")
     self_named = SegmentInput(segment_id=7, start=0, end=5, transcript='Robot, this is Joe speaking.',
                               face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
     assert sleep.introductions(self_named) == []

@@ -133,6 +133,12 @@ _CALLED = re.compile(r'\bcalled (<?\w+>?)', re.I)     # the name given, or an id
 _NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
 
 
+def names_a_thing(name: str, words: str) -> bool:
+    """Whether ``words`` give ``name`` to something ("a dog called Pepper", "my car named Betsy"), not to a speaker."""
+    return bool(re.search(rf"\b(?:a|an|the|my|our|his|her|their)\s+(?:[\w-]+\s+){{0,2}}(?:called|named)\s+"
+                          rf"{re.escape(name)}\b", words or '', re.I))
+
+
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
 #: comes from Porto.", "Ana found the film boring."): they say how a fact is stored, not something heard
 FORM_WORDS = frozenset('called likes drink enjoys comes works allergic plays birthday found thinks has'.split())
@@ -147,8 +153,9 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     (:data:`FORM_WORDS`) and the names of the people in view; and the people a fact is about must be there: a face or
     voice id of the segment, or a name said in it (a name memory knows is no evidence that its owner said anything).
     A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name),
-    and be one: "<face_1> is called December." after "my birthday is in December" names nobody, and neither does a
-    fact that ends at "called"; a calendar word is a name only where an introduction gives it ("I'm April").
+    and be one: "<face_1> is called December." after "my birthday is in December" names nobody, nor does "<face_3>
+    is called Pepper." after "I look after a dog called Pepper" (:func:`names_a_thing`), nor a fact that ends at
+    "called"; a calendar word is a name only where an introduction gives it ("I'm April").
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
@@ -160,7 +167,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         words |= {n.lower() for n in _CALLED.findall(fact)}
         given = _NAMED.findall(fact)
         ok = (set(_IDS.findall(fact)) <= there and all(supported(w, heard) for w in words)
-              and all(n in introduced or _IDS.fullmatch(n) or may_be_name(n) for n in given))
+              and all(n in introduced or _IDS.fullmatch(n) or may_be_name(n) and not names_a_thing(n, seg.utterance)
+                      for n in given))
         (kept if ok else dropped).append(fact)
     return kept, dropped
 
