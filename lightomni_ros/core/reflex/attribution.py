@@ -19,7 +19,8 @@ from typing import Sequence
 from ..text import introduced_name, may_be_name
 from .types import SegmentInput
 
-_ID = re.compile(r'<(?:face|voice)_\d+>')
+#: a face or voice id in stored text
+PERSON_ID = re.compile(r'<(?:face|voice)_\d+>')
 #: the person a fact opens with ("<face_2> plays ...", "Ana's keys are ...", "Sofia works as ..."), else no match
 _OPENING = re.compile(r"^(<(?:face|voice)_\d+>|[A-Z][\w-]*)(?='s\b|\s)")
 #: a naming fact ("<face_1> is called Pablo."): who it names is the introduction's business, not the speaker's
@@ -49,13 +50,18 @@ def said_names(words: str, names: dict[str, str] | None = None) -> tuple[list[st
     return named, called
 
 
+def talkers(seg: SegmentInput) -> set[str]:
+    """Who perception heard speak in the segment (faces, or voices no face is linked to); none when nobody spoke."""
+    return {who for who, _ in seg.said()} if seg.transcript.strip() else set()
+
+
 def opening_person(fact: str, people: set[str]) -> str:
     """The person ``fact`` opens with: a face or voice id, or one of ``people``'s names ('' for none)."""
     m = _OPENING.match(fact)
     if not m:
         return ''
     who = m.group(1)
-    return who if _ID.fullmatch(who) or who in people else ''
+    return who if PERSON_ID.fullmatch(who) or who in people else ''
 
 
 def attributed(facts: Sequence[str], seg: SegmentInput,
@@ -73,24 +79,25 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     if seg.typed_text.strip() or not seg.transcript.strip():
         return list(facts), []      # perception does not know who typed: nothing to point with
     names = names or {}
-    talkers = {who for who, _ in seg.said()}
-    faces_talking = sorted(t for t in talkers if t.startswith('<face_'))
+    known = set(names.values()) - {''}
+    speaking = talkers(seg)
+    faces_talking = sorted(t for t in speaking if t.startswith('<face_'))
     words = seg.utterance
     said, called = said_names(words, names)
     first_person = bool(_FIRST_PERSON.search(words))
     # names the words give others: a speaker's own name ("I'm Tariq, I work as a nurse") points to the speaker; in the
     # first person only a name memory knows as someone's may be what a fact is about ("I was raised in Krakow")
-    own = {names.get(t) for t in talkers} | {introduced_name(words)}
+    own = {names.get(t) for t in speaking} | {introduced_name(words)}
     others = [n for n in said if n not in own]
-    known_others = [n for n in others if n in set(names.values())]
+    known_others = [n for n in others if n in known]
     # a third-person statement about someone memory knows ("Ana works as a nurse, you know") is not about its speaker;
     # a capitalised word memory does not know may be a place ("Back home in Osaka it is much warmer")
-    speakers = talkers | {names[t] for t in talkers if names.get(t)} if first_person or not known_others else set()
+    speakers = speaking | {names[t] for t in speaking if names.get(t)} if first_person or not known_others else set()
     pointed = speakers | set(said) | {f for f, n in names.items() if n and n in said}
-    pointed |= set(_ID.findall(' '.join([words, *speakers])))
+    pointed |= set(PERSON_ID.findall(' '.join([words, *speakers])))
     kept, dropped = [], []
     for fact in facts:
-        who = opening_person(fact, {*names.values(), *said, *called})
+        who = opening_person(fact, known | {*said, *called})
         if not who or who in pointed or _NAMING.match(fact):
             kept.append(fact)
             continue
@@ -105,4 +112,4 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     return kept, dropped
 
 
-__all__ = ['attributed', 'opening_person', 'said_names']
+__all__ = ['PERSON_ID', 'attributed', 'opening_person', 'said_names', 'talkers']

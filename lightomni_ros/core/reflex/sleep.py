@@ -21,7 +21,7 @@ from typing import Any
 from ..text import introduced_name, introduced_other, may_be_name, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .attribution import attributed
+from .attribution import PERSON_ID, attributed, talkers
 from .grounding import asks, content_words, promises_to_keep, supported
 from .types import SegmentInput
 
@@ -127,7 +127,6 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
                      producer='fallback-parser', problem=problem)
 
 
-_IDS = re.compile(r'<(?:face|voice)_\d+>')
 _CALLED = re.compile(r'\bcalled (<?\w+>?)', re.I)     # the name given, or an id given as one
 #: the name a naming fact gives ("<face_1> is called Ana."), or none ("Ingrid is called.")
 _NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
@@ -163,12 +162,12 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     introduced = {introduced_name(seg.utterance), introduced_other(seg.utterance)} - {''}
     kept, dropped = [], []
     for fact in facts:
-        words = {w.split("'")[0] for w in content_words(_IDS.sub(' ', fact))} - in_view - FORM_WORDS
+        words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
         words |= {n.lower() for n in _CALLED.findall(fact)}
         given = _NAMED.findall(fact)
-        ok = (set(_IDS.findall(fact)) <= there and all(supported(w, heard) for w in words)
-              and all(n in introduced or _IDS.fullmatch(n) or may_be_name(n) and not names_a_thing(n, seg.utterance)
-                      for n in given))
+        ok = (set(PERSON_ID.findall(fact)) <= there and all(supported(w, heard) for w in words)
+              and all(n in introduced or PERSON_ID.fullmatch(n)
+                      or may_be_name(n) and not names_a_thing(n, seg.utterance) for n in given))
         (kept if ok else dropped).append(fact)
     return kept, dropped
 
@@ -188,12 +187,7 @@ def by_name(facts: list[str], names: dict[str, str] | None = None) -> list[str]:
 
     def name(m: re.Match) -> str:
         return known.get(m.group(0)) or m.group(0)
-    return [f if _CALLED_FACT.match(f) else _IDS.sub(name, f) for f in facts]
-
-
-def talkers(seg: SegmentInput) -> set[str]:
-    """Who perception heard speak in the segment (faces, or voices no face is linked to); none when nobody spoke."""
-    return {who for who, _ in seg.said()} if seg.transcript.strip() else set()
+    return [f if _CALLED_FACT.match(f) else PERSON_ID.sub(name, f) for f in facts]
 
 
 def seen(seg: SegmentInput) -> str:
@@ -260,7 +254,7 @@ def seen_problem(visual: str, seg: SegmentInput, names: dict[str, str] | None = 
             return f'marks {f} talking, whom perception did not hear speak'
     labels = {w.split("'")[0] for w in content_words(' '.join(seg.visual_tags))}
     known = set(named.values()) | said_names
-    extra = sorted(w for w in content_words(_IDS.sub(' ', visual)) - known - _PRESENCE if not supported(w, labels))
+    extra = sorted(w for w in content_words(PERSON_ID.sub(' ', visual)) - known - _PRESENCE if not supported(w, labels))
     return f'holds words nothing in the segment showed ({", ".join(extra)})' if extra else ''
 
 
