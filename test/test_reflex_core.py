@@ -516,6 +516,33 @@ def test_what_the_robot_promised_to_keep_is_pinned_when_the_pass_found_nothing()
         ['The budget review is on Tuesday.']
 
 
+def test_remember_that_items_are_stored_in_the_third_person_once_and_questions_pin_nothing():
+    seg = SegmentInput(segment_id=1, start=0, end=5, face_ids=['<face_1>', '<face_0>'], speaker_face='<face_1>',
+                       transcript='Hello, my name is Joe, remember that my car keys are in the blue drawer')
+    # the pass found the name only: the pattern's item is Joe's, not "my" (whoever reads it later)
+    t = sleep.topic_from_reply(seg, '', '{"visual": "<face_1> talking", "semantic": ["<face_1> is called Joe."]}')
+    assert t.remembered == ["Joe's car keys are in the blue drawer."]
+    fallback = sleep.topic_from_reply(seg, '', 'not json at all')
+    assert fallback.producer == 'fallback-parser' and fallback.remembered == ["Joe's car keys are in the blue drawer."]
+    # nobody singled out: "my" stays as said
+    crowd = SegmentInput(segment_id=2, start=0, end=5, face_ids=['<face_1>', '<face_0>'],
+                         transcript='Remember that my bike is outside.')
+    assert sleep.remembered_in(crowd) == ['My bike is outside.']
+    # "remember" that asks nothing of the robot pins nothing
+    for words in ('Robot, do you remember my favourite drink?', "I'm trying to remember where the car keys are.",
+                  'I cannot remember what you can do.', 'I remember when we met.'):
+        assert sleep.find_remembered(words) == [], words
+    assert sleep.find_remembered('I want you to remember that the pills are in the drawer.') == \
+        ['the pills are in the drawer']
+    # a fact written twice, or a name given to itself, is stored once / not at all
+    t = sleep.topic_from_reply(
+        SegmentInput(segment_id=3, start=0, end=5, transcript="Robot, I'm Kwame. I celebrate my birthday in May.",
+                     face_ids=['<face_3>'], speaker_face='<face_3>'), '',
+        '{"semantic": ["<face_3> is called Kwame.", "Kwame is called Kwame.", "Kwame has a birthday in May.", '
+        '"kwame has a birthday in May"], "remembered": ["Kwame has a birthday in May."]}')
+    assert t.semantic == ['<face_3> is called Kwame.', 'Kwame has a birthday in May.'] and t.remembered == []
+
+
 def test_facts_nothing_in_the_segment_said_are_not_stored():
     seg = SegmentInput(segment_id=2, start=0, end=10, transcript='Bob, I spend my free time birdwatching.',
                        face_ids=['<face_1>'], visual_tags=['garden'])

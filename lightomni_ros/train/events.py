@@ -68,7 +68,11 @@ def tell_robot(st: Stream) -> Said | None:
 
 
 def intro(st: Stream) -> Said | None:
-    """Someone introduces themself to the robot (sometimes with something to remember in the same breath)."""
+    """Someone introduces themself to the robot, sometimes with more in the same breath.
+
+    The more is something to remember ("..., remember that the passport is on the windowsill") or something about
+    themself ("I'm Ana. I work as a nurse."): that fact names the person by the name just given.
+    """
     fresh = [p for p in st.people if not p.introduced]
     if not fresh:
         return None
@@ -82,7 +86,13 @@ def intro(st: Stream) -> Said | None:
     facts = [fact(f'{person.face} is called {person.name}.', person.face, [person.name])]
     teach = [(('name', person.face), facts[0], {'kw': person.name.lower()})]
     remembered = []
-    if st.rng.random() < st.cfg.multi_fact:
+    more = st.rng.random() < st.cfg.multi_fact
+    if more and st.rng.random() < 0.5:
+        said, f, attr = st.attr_statement(person, learned)
+        text = (text if text.endswith(('.', '!', '?')) else text + '.') + ' ' + capital(said)
+        facts.append(f)
+        teach.append((('attr', person.face, attr), f, {'kw': f['keywords'][0]}))
+    elif more:
         clause, f, key, info = object_clause(st, person, learned)
         text = text.rstrip('.') + ', ' + st.render('remember', st.rng.choice(st.tpl['remember']), clause=clause)
         remembered, teach = [f], teach + [(key, f, info)]

@@ -28,6 +28,10 @@ from .types import SegmentInput
 log = logging.getLogger('lightomni.reflex')
 
 _REMEMBER = re.compile(r'remember (?:that\s+)?(?P<fact>[^.!?]+)', re.I)
+#: "remember" that asks nothing of the robot ("I can't remember where ...", "do you remember ...")
+_NOT_ASKED = re.compile(r"\b(?:trying to|try to|can't|cannot|couldn't|don't|didn't|do you|did you|you|I|we)\s+$", re.I)
+_MY = re.compile(r'\bmy\b', re.I)
+_SELF_NAMED = re.compile(r"^([A-Z][\w'-]*) is called ([A-Z][\w'-]*)\.?$")
 
 
 def parse_json_object(text: str) -> dict[str, Any] | None:
@@ -93,8 +97,46 @@ def find_reminders(text: str, now: float, face_id: str = '', tz: _dt.tzinfo | No
 
 
 def find_remembered(text: str) -> list[str]:
-    """Explicit "remember that ..." items."""
-    return [m.group('fact').strip(' ,.') for m in _REMEMBER.finditer(text) if m.group('fact').strip()]
+    """Explicit "remember that ..." items; "do you remember my drink?", "I'm trying to remember where ..." are none."""
+    out = []
+    for sentence in sentences(text):
+        if asks(sentence):
+            continue
+        out += [m.group('fact').strip(' ,.') for m in _REMEMBER.finditer(sentence)
+                if m.group('fact').strip(' ,.') and not _NOT_ASKED.search(sentence[:m.start()])]
+    return out
+
+
+def remembered_in(seg: SegmentInput) -> list[str]:
+    """The "remember that ..." items of the segment's words, as memory stores them.
+
+    Said by the one person heard, "my" is theirs ("my car keys are in the blue drawer" -> "<face_1>'s car keys are in
+    the blue drawer.", named by :func:`by_name` where memory knows the face): stored as said, "my" would be whoever
+    later reads it. The rest of the words are kept.
+    """
+    who = talkers(seg)
+    owner = next(iter(who)) if len(who) == 1 and PERSON_ID.fullmatch(next(iter(who))) else ''
+    items = find_remembered(seg.utterance)
+    if owner:
+        items = [_MY.sub(f"{owner}'s", item) for item in items]
+    return [item[:1].upper() + item[1:] + '.' for item in items]
+
+
+def distinct(facts: list[str]) -> list[str]:
+    """``facts`` without repeats (case and final stop aside) and without naming facts that name nobody new.
+
+    The small adapter sometimes writes a fact twice, or "Kwame is called Kwame." after "<face_3> is called Kwame.".
+    """
+    seen_: set[str] = set()
+    out = []
+    for fact in facts:
+        key = fact.strip().rstrip('.').lower()
+        m = _SELF_NAMED.match(fact.strip())
+        if key in seen_ or (m and m.group(1) == m.group(2)):
+            continue
+        seen_.add(key)
+        out.append(fact)
+    return out
 
 
 def only_asks(words: str) -> bool:
@@ -121,7 +163,8 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
     heard_faces = [t.face_id for t in seg.turns if t.face_id and t.text.strip()]
     return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end,
                      face_ids=list(dict.fromkeys(list(seg.face_ids) + heard_faces)),
-                     semantic=semantic, remembered=find_remembered(said), visual=visual, audio=said,
+                     semantic=semantic, remembered=by_name(semantic + remembered_in(seg))[len(semantic):],
+                     visual=visual, audio=said,
                      response=response, raw_refs=[seg.audio_uri] if seg.audio_uri else [],
                      reminders=find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz),
                      producer='fallback-parser', problem=problem)
@@ -328,7 +371,9 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     remembered, dropped_pins = heard_facts(_strings(obj.get('remembered')), seg, names)
     remembered, misattributed_pins = attributed(remembered, seg, names)
     remembered = by_name(semantic + remembered, names)[len(semantic):]
-    remembered = remembered or find_remembered(said)
+    remembered = remembered or by_name(semantic + remembered_in(seg), names)[len(semantic):]
+    semantic = distinct(semantic)
+    remembered = distinct(semantic + remembered)[len(semantic):]
     if not (semantic or remembered) and promises_to_keep(response):
         # the robot said it would keep what it was told and the pass found nothing in it: the words are pinned
         remembered = quoted(seg)
