@@ -461,6 +461,14 @@ def test_a_fact_goes_to_the_person_the_words_point_to():
     told = SegmentInput(segment_id=2, start=0, end=5, transcript='Ana works as a nurse, you know.',
                         face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
     assert attributed(['Rahul works as a nurse.'], told, {**names, '<face_3>': 'Ana'})[0] == ['Ana works as a nurse.']
+    # a sentence that opens with a name memory does not know, with no word in the first person, is about that name;
+    # a fact that names what the sentence is about keeps its holder ("<face_1> thinks Paris is lovely")
+    mei = SegmentInput(segment_id=2, start=0, end=5, transcript='Mei has a job as a carpenter.',
+                       face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
+    assert attributed(['<face_1> works as a carpenter.'], mei, {}) == (['Mei works as a carpenter.'], [])
+    paris = SegmentInput(segment_id=2, start=0, end=5, transcript='Paris is lovely in spring.',
+                         face_ids=['<face_1>'], speaker_face='<face_1>')
+    assert attributed(['<face_1> thinks Paris is lovely.'], paris, {})[0] == ['<face_1> thinks Paris is lovely.']
     # a name memory does not know may be a place: the speaker's fact stays theirs, another's is dropped
     home = SegmentInput(segment_id=2, start=0, end=5, transcript='Back home in Osaka it is much warmer.',
                         face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')

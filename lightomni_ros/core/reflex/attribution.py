@@ -26,6 +26,9 @@ _OPENING = re.compile(r"^(<(?:face|voice)_\d+>|[A-Z][\w-]*)(?='s\b|\s)")
 #: a naming fact ("<face_1> is called Pablo."): who it names is the introduction's business, not the speaker's
 _NAMING = re.compile(r"^<(?:face|voice)_\d+> is called \S")
 _FIRST_PERSON = re.compile(r"\b(?:I|I'm|I've|I'd|I'll|my|me|mine|myself)\b", re.I)
+#: a sentence (or clause) that opens with a capitalised word and goes on in the third person about it: "Mei has a
+#: job as a carpenter.", "Pablo, Ana's bike is new" (a verb ending in -s, is/was/has/had, or a possessive)
+_SUBJECT = re.compile(r"(?:^|[.!?,:]\s+)([A-Z][a-z][\w-]*)(?='s\b|\s+(?:is|was|has|had)\b|\s+[a-z]+s\b)")
 #: a capitalised word and what follows it: "Update:" or "Wait," opening a sentence is no name
 _CAPITALISED = re.compile(r"(^|[.!?]\s+)?\b([A-Z][a-z][\w-]*)\b([:,]?)")
 
@@ -72,7 +75,8 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     Giulia), and a face or voice heard speaking (or its name) unless its words are in the third person about someone
     memory knows ("Ana works as a nurse, you know" is no fact about the speaker). Otherwise the fact goes to the one
     face heard speaking when its words are in the first person and name nobody memory knows, or to the one person
-    memory knows that words in the third person name (a capitalised word memory does not know may be a place); else
+    memory knows that words in the third person name (a capitalised word memory does not know may be a place), or to
+    the name a sentence with no word in the first person opens with ("Mei has a job as a carpenter."); else
     (several speakers, a voice no face is linked to, names nobody can tell apart) it is dropped. Naming facts keep
     their id. Typed text is left as it is: perception does not know who typed it.
     """
@@ -90,26 +94,36 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     own = {names.get(t) for t in speaking} | {introduced_name(words)}
     others = [n for n in said if n not in own]
     known_others = [n for n in others if n in known]
+    # with no word in the first person, a sentence that opens with a name is about that name, known or not ("Mei has
+    # a job as a carpenter", said by someone else)
+    subjects = [] if first_person else \
+        [n for n in dict.fromkeys(_SUBJECT.findall(words)) if may_be_name(n) and n not in own and n not in called]
     # a third-person statement about someone memory knows ("Ana works as a nurse, you know") is not about its speaker;
     # a capitalised word memory does not know may be a place ("Back home in Osaka it is much warmer")
-    speakers = speaking | {names[t] for t in speaking if names.get(t)} if first_person or not known_others else set()
+    about_others = known_others or subjects
+    speakers = speaking | {names[t] for t in speaking if names.get(t)} if first_person or not about_others else set()
     pointed = speakers | set(said) | {f for f, n in names.items() if n and n in said}
     pointed |= set(PERSON_ID.findall(' '.join([words, *speakers])))
     kept, dropped = [], []
     for fact in facts:
         who = opening_person(fact, known | {*said, *called})
-        if not who or who in pointed or _NAMING.match(fact):
+        # "<face_1> thinks Paris is lovely": the subject is what the fact is about, not who holds it
+        if not who or who in pointed or _NAMING.match(fact) or any(_word_in(n, fact) for n in subjects):
             kept.append(fact)
             continue
         if first_person and not known_others and len(faces_talking) == 1:
             right = faces_talking[0]
-        elif not first_person and len(known_others) == 1:
-            right = known_others[0]
+        elif not first_person and len(about_others) == 1:
+            right = about_others[0]
         else:
             dropped.append(fact)
             continue
         kept.append(right + fact[len(who):])
     return kept, dropped
+
+
+def _word_in(word: str, text: str) -> bool:
+    return bool(re.search(rf'\b{re.escape(word)}\b', text, re.I))
 
 
 __all__ = ['PERSON_ID', 'attributed', 'opening_person', 'said_names', 'talkers']
