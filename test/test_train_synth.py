@@ -263,6 +263,16 @@ def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):
             assert not e['facts'], e
 
 
+def test_an_introduction_may_say_something_about_the_speaker_by_the_name_just_given(train):
+    intros = [e for e in train['examples'] if e['kind'] == 'intro' and not e['noise']]
+    about = []
+    for e in intros:
+        name = re.match(r'<face_\d+> is called (\w+)\.', e['facts'][0]['text']).group(1)
+        # "I'm Ana. I work as a nurse." -> "Ana works as a nurse." (not "<face_1> works ...", not "I work ...")
+        about += [f for f in e['facts'][1:] if f['subject'] == name and f['text'].startswith(name + ' ')]
+    assert 0 < len(about) < len(intros)
+
+
 def test_memory_targets_parse_into_topics(train):
     """The memory JSON the adapter learns is what topic_from_reply reads back, fact for fact."""
     for p in train['pairs']['memory']:
@@ -272,7 +282,7 @@ def test_memory_targets_parse_into_topics(train):
         t = topic_from_reply(seg, '', '{' + P.memory_target(p['target']), names=p['names'])
         assert t.producer == 'memory-adapter' and not t.dropped and not t.unseen_visual, (t.problem, t.dropped)
         assert t.semantic == p['target']['semantic'] and t.visual == p['target']['visual']
-        assert t.remembered == (p['target']['remembered'] or t.remembered)
+        assert t.remembered == p['target']['remembered']     # "do you remember ...?" pins nothing
         assert [r.text for r in t.reminders] == [r['text'] for r in p['target']['reminders']] or \
             not p['target']['reminders']
     gen = train['pairs']['generation']
