@@ -24,6 +24,11 @@ def test_introduced_name() -> None:
     assert introduced_name('Hello, my name is Joe.') == 'Joe'
     assert introduced_name("i'm called Rosa") == 'Rosa'
     assert introduced_name("I'm Sorry, I am Ana") == 'Ana'
+    for text in ('Greetings robot, Nadia here.', 'Hi robot, I go by Nadia.', 'Robot, the name is Nadia.',
+                 'Everyone calls me Nadia.', 'Robot, this is Nadia speaking, make a note.'):
+        assert introduced_name(text) == 'Nadia', text
+    for text in ('Nobody here.', 'Robot, this is Nadia.', 'Okay here, take it.'):
+        assert introduced_name(text) == '', text
     for text in ('I am a teacher', "I'm tired", "I'm Not sure", 'where is my name tag', ''):
         assert introduced_name(text) == '', text
 

@@ -259,7 +259,7 @@ def test_memory_pass_non_json_still_gives_topic(engine):
     seg = SegmentInput(segment_id=12, start=200.0, end=206.0, transcript=said, face_ids=['<face_1>'])
     topic = engine.memory_pass(seg, 'Sure.', max_new_tokens=3)   # 3 tokens cannot close a JSON object
     assert topic is not None and topic.producer == 'fallback-parser' and topic.problem
-    assert topic.remembered == ['the wifi password is tulip']
+    assert topic.remembered == ['The wifi password is tulip.']
     assert topic.reminders and topic.reminders[0].text == 'call Bob' and topic.reminders[0].due == 206.0 + 180
     assert engine.memory_pass(seg, 'Sure.', stop=lambda: True, max_new_tokens=4) is None, 'pre-emption'
 
@@ -400,6 +400,22 @@ def test_a_description_of_what_was_seen_that_the_segment_did_not_show_is_replace
     assert sleep.seen_problem('Tariq talking, <face_1>', linked, names) == ''
 
 
+def test_a_text_backbone_starts_its_memory_reply_after_the_rules_description_with_the_people_named():
+    """The description is what the adapter is trained to write; it misspelt rare names copying it ("Baker talking")."""
+    barack = SegmentInput(segment_id=4, start=0, end=5, transcript="Hi robot, I'm Barack. I play basketball.",
+                          face_ids=['<face_0>', '<face_1>'], speaker_face='<face_0>', visual_tags=['prison'])
+    assert sleep.seen(barack, {'<face_1>': 'Joe'}) == 'Barack talking, Joe; prison'
+    assert sleep.memory_opening(barack, names={'<face_1>': 'Joe'}) == '"visual": "Barack talking, Joe; prison'
+    assert sleep.memory_opening(barack, saw_frames=True) == ''     # a model that reads the frames writes its own
+    typed = SegmentInput(segment_id=5, start=0, end=5, typed_text='Note: the keys are in the drawer.',
+                         face_ids=['<face_2>'])
+    assert sleep.seen(typed, {}) == '<face_2> typing'
+    # the adapter names the speaker by id (copied from "<face_0> said:"): the name the segment gave replaces it
+    t = sleep.topic_from_reply(barack, '', '{' + sleep.memory_opening(barack) + '", "semantic": ["<face_0> is called '
+                               'Barack.", "<face_0> plays basketball."]}', names={})
+    assert t.semantic == ['<face_0> is called Barack.', 'Barack plays basketball.'] and not t.unseen_visual
+
+
 def test_a_face_heard_giving_their_name_gets_the_naming_fact():
     """Perception knows who spoke and the words give the name: the fact is written when the adapter leaves it out."""
     from lightomni_ros.core.segment import SpeakerTurn
@@ -441,7 +457,7 @@ def test_a_face_heard_giving_their_name_gets_the_naming_fact():
     assert sleep.names_a_thing('Rex', 'My dog is called Rex.') and not sleep.names_a_thing('Ana', "I'm called Ana.")
     self_named = SegmentInput(segment_id=7, start=0, end=5, transcript='Robot, this is Joe speaking.',
                               face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')
-    assert sleep.introductions(self_named) == []
+    assert sleep.introductions(self_named) == [('<face_1>', 'Joe')]       # the speaker, not the face beside them
 
 
 def test_a_fact_goes_to_the_person_the_words_point_to():

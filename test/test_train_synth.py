@@ -273,6 +273,16 @@ def test_an_introduction_may_say_something_about_the_speaker_by_the_name_just_gi
     assert 0 < len(about) < len(intros)
 
 
+def test_the_memory_target_names_the_speaker_by_id(train):
+    named = [p for p in train['pairs']['memory'] if p['target']['semantic'] != p['stored']['semantic']]
+    assert named
+    for p in named:
+        speaker = SegmentInput(segment_id=1, start=0, end=1, transcript=p['transcript'], typed_text=p['typed_text'],
+                               face_ids=p['face_ids'], speaker_face=p['speaker_face']).speaker
+        assert all(f.startswith(speaker) or ' is called ' in f or speaker in f for f in p['target']['semantic']
+                   if f not in p['stored']['semantic'])
+
+
 def test_memory_targets_parse_into_topics(train):
     """The memory JSON the adapter learns is what topic_from_reply reads back, fact for fact."""
     for p in train['pairs']['memory']:
@@ -281,8 +291,9 @@ def test_memory_targets_parse_into_topics(train):
                            speaker_face=p['speaker_face'])
         t = topic_from_reply(seg, '', '{' + P.memory_target(p['target']), names=p['names'])
         assert t.producer == 'memory-adapter' and not t.dropped and not t.unseen_visual, (t.problem, t.dropped)
-        assert t.semantic == p['target']['semantic'] and t.visual == p['target']['visual']
-        assert t.remembered == p['target']['remembered']     # "do you remember ...?" pins nothing
+        # the target names the speaker by id; what is stored names them as memory knows them
+        assert t.semantic == p['stored']['semantic'] and t.visual == p['target']['visual']
+        assert t.remembered == p['stored']['remembered']     # "do you remember ...?" pins nothing
         assert [r.text for r in t.reminders] == [r['text'] for r in p['target']['reminders']] or \
             not p['target']['reminders']
     gen = train['pairs']['generation']

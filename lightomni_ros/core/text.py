@@ -7,12 +7,16 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-#: "my name is Ana", "I'm Ana", "call me Ana": the phrase is matched in any case, the name must be capitalised
-_INTRO = re.compile(r"\b(?i:my name is|my name's|i am called|i'm called|i am|i'm|call me)\s+([A-Z][a-z]+)\b")
+#: "my name is Ana", "I'm Ana", "call me Ana", "I go by Ana", "this is Ana speaking", "Ana here.": the phrase is
+#: matched in any case, the name must be capitalised
+_INTRO = re.compile(r"\b(?i:my name is|my name's|the name is|the name's|i am called|i'm called|i am|i'm|call me|"
+                    r"calls me|i go by)\s+([A-Z][a-z]+)\b"
+                    r"|\b(?i:this is)\s+([A-Z][a-z]+)\s+(?i:speaking)\b"
+                    r"|(?:^|[,.!?]\s+)([A-Z][a-z]+)\s+here(?=\s*(?:[,.!?]|$))")
 #: capitalised words after "I'm" / "I am" that are not names (sentence starts, ASR capitalisation)
 _NOT_NAMES = frozenset('''Not So Sorry Fine Good Great Okay Ok Here There Back Just Very Still Going Afraid Happy Glad
 Sure Done Ready Tired Home The A An In At On From Out Over Really Also Only Always Never Busy Late Early Hungry Cold Hot
-Robot Assistant It That This What Your My'''.split())
+Robot Assistant It That This What Your My Nobody Everyone Everybody Someone Somebody Anyone'''.split())
 
 
 #: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,
@@ -39,7 +43,7 @@ def resolve_voices(text: str, who: dict[str, str]) -> str:
 #: phrase opens a clause or follows a call or a request: "I will meet Joe tomorrow" introduces nobody; "this is Joe
 #: speaking" is Joe himself)
 _OTHER = re.compile(r"(?:^|[,.!?;:]\s*|\b(?i:you to|let me|please|and|so|robot|assistant)\s+)"
-                    r"(?i:this is|here is|here's|meet|say hello to|say hi to|introduce|introducing)\s+"
+                    r"(?i:this is|this here is|here is|here's|meet|say hello to|say hi to|introduce|introducing)\s+"
                     r"(?:(?i:my|our)\s+(?:[a-z]+\s+){0,2})?([A-Z][a-z]+)\b(?!\s+(?i:speaking|here)\b)")
 #: capitalised words of the calendar, lower case: never a person's name
 CALENDAR_WORDS = frozenset('''monday tuesday wednesday thursday friday saturday sunday january february march april may
@@ -67,7 +71,8 @@ def introduced_name(text: str) -> str:
 
     A calendar word counts here ("my name is April"): the phrase itself says a name follows.
     """
-    return next((m.group(1) for m in _INTRO.finditer(text or '') if m.group(1) not in _NOT_NAMES), '')
+    found = (next(g for g in m.groups() if g) for m in _INTRO.finditer(text or ''))
+    return next((name for name in found if name not in _NOT_NAMES), '')
 
 
 def unaddressed(words: str, robot: Sequence[str]) -> str:

@@ -22,10 +22,13 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from typing import Any
 
+from ..core.reflex.attribution import PERSON_ID
 from ..core.reflex.config import ResponseConfig
 from ..core.reflex.grounding import content_words
+from ..core.reflex.sleep import CALLED_FACT
 
 #: segment fields an adapter pair carries (what :func:`~.train.segment_of` reads back)
 SEGMENT_FIELDS = ('kind', 'start', 'end', 'face_ids', 'speaker_face', 'voice', 'visual_tags', 'transcript',
@@ -70,10 +73,33 @@ def context(st: Any, said: Any, question: str, gold: int | None, rng: random.Ran
     return profiles + [item for _, item, _ in chosen]
 
 
+def speaker_by_id(ex: dict[str, Any]) -> dict[str, Any]:
+    """``ex``'s memory target with the speaker named by their id in the facts ("<face_0> plays basketball.").
+
+    The pass copies the id from the segment's "<face_0> said: ..." line, and the rules write the name memory knows or
+    the segment gave (``sleep.by_name``): the small adapter misspelt rare names it had to copy ("Basketball" for
+    Barack) or left the fact out. Naming facts and facts about anyone else keep their words.
+    """
+    from .train import segment_of
+
+    topic = ex['topic']
+    who = segment_of(ex).speaker
+    named = {**ex['names'], **dict(m.groups() for m in map(CALLED_FACT.match, topic['semantic']) if m)}
+    name = named.get(who, '') if PERSON_ID.fullmatch(who) else ''
+    if not name:
+        return topic
+
+    def by_id(facts: list[str]) -> list[str]:
+        return [f if CALLED_FACT.match(f) else re.sub(rf'\b{re.escape(name)}\b', who, f) for f in facts]
+    return topic | {'semantic': by_id(topic['semantic']), 'remembered': by_id(topic['remembered'])}
+
+
 def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: random.Random) -> list[dict[str, Any]]:
     """One (segment -> memory JSON) pair per clean segment with words, and a fraction of the silent ones.
 
-    A segment also said another way (``restated``, restate module) gives a second pair with the same target.
+    The target names the speaker by id (:func:`speaker_by_id`); ``stored`` is what memory keeps of it after the
+    rules (names). A segment also said another way (``restated``, restate module) gives a second pair with the same
+    target.
     """
     out = []
     for ex in examples:
@@ -81,8 +107,9 @@ def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: rand
             continue
         if not (ex['transcript'] or ex['typed_text']) and rng.random() >= idle_fraction:
             continue
-        pair = {f: ex[f] for f in SEGMENT_FIELDS} | {'target': ex['topic'], 'facts': ex['facts'],
-                                                     'source': ex['source']}
+        pair = {f: ex[f] for f in SEGMENT_FIELDS} | {
+            'target': speaker_by_id(ex), 'facts': ex['facts'], 'source': ex['source'],
+            'stored': {k: ex['topic'][k] for k in ('semantic', 'remembered')}}
         out.append(pair)
         if ex.get('restated'):
             out.append(pair | ex['restated'])
@@ -108,4 +135,4 @@ def generation_pairs(examples: list[dict[str, Any]], probes: list[dict[str, Any]
     return out
 
 
-__all__ = ['context', 'memory_pairs', 'generation_pairs', 'SEGMENT_FIELDS']
+__all__ = ['context', 'memory_pairs', 'speaker_by_id', 'generation_pairs', 'SEGMENT_FIELDS']

@@ -402,7 +402,7 @@ class ReflexEngine:
         The names of the people in view are asked of memory first (outside the model lock), so the facts name them.
         """
         names = self.known_names(list(seg.face_ids))
-        opening = memory_opening(seg, self._saw_frames(seg))
+        opening = memory_opening(seg, self._saw_frames(seg), names)
         with self.sleep_time(), self.adapters.use('memory') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
             parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni, opening=opening)
@@ -440,7 +440,7 @@ class ReflexEngine:
             one = self.memory_pass(items[0][0], items[0][1], stop, max_new_tokens)
             return None if one is None else [one]
         names = [self.known_names(list(seg.face_ids)) for seg, _ in items]
-        openings = [memory_opening(seg, self._saw_frames(seg)) for seg, _ in items]
+        openings = [memory_opening(seg, self._saw_frames(seg), known) for (seg, _), known in zip(items, names)]
         rows: list[gen.PrefilledRow] = []
         with self.sleep_time(), self.adapters.use('memory') as active:
             cache = None

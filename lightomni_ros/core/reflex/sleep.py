@@ -215,49 +215,57 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     return kept, dropped
 
 
-_CALLED_FACT = re.compile(r"^(<(?:face|voice)_\d+>) is called ([A-Z][\w'-]*)\.?$")
+#: a naming fact: (the id, the name)
+CALLED_FACT = re.compile(r"^(<(?:face|voice)_\d+>) is called ([A-Z][\w'-]*)\.?$")
 
 
 def by_name(facts: list[str], names: dict[str, str] | None = None) -> list[str]:
     """``facts`` with each face or voice id whose name memory knows, or the same pass learned, written as the name.
 
     The stored forms name people ("Freya's laptop is under the bed."): a question asks by name, and the answer says
-    it. The adapter sometimes keeps the id of someone it has just been told the name of ("<face_3> is called
-    Freya.", "<face_3>'s laptop is under the bed."). The introduction itself keeps its id: it is what links the name.
+    it. The adapter is trained to name the speaker by id (it copies "<face_3>" from the segment's "<face_3> said:"
+    line; ``train.pairs.speaker_by_id``), and the name comes from here: memory's, or a naming fact of the same pass
+    ("<face_3> is called Freya.", "<face_3>'s laptop is under the bed."). The introduction itself keeps its id: it is
+    what links the name.
     """
     known = dict(names or {})
-    known.update(m.groups() for m in map(_CALLED_FACT.match, facts) if m)
+    known.update(m.groups() for m in map(CALLED_FACT.match, facts) if m)
 
     def name(m: re.Match) -> str:
         return known.get(m.group(0)) or m.group(0)
-    return [f if _CALLED_FACT.match(f) else PERSON_ID.sub(name, f) for f in facts]
+    return [f if CALLED_FACT.match(f) else PERSON_ID.sub(name, f) for f in facts]
 
 
-def seen(seg: SegmentInput) -> str:
-    """What was in view, by rule: the people (who spoke marked "talking"), then the frame labels.
+def seen(seg: SegmentInput, names: dict[str, str] | None = None) -> str:
+    """What was in view, by rule: the people (who spoke marked "talking", who typed "typing"), then the frame labels.
 
     "<face_1> talking, <face_2>; kitchen, mug"; with nobody in view "nobody in view", with "an unseen speaker talking"
-    when words were heard (the form the memory adapter is trained to write).
+    when words were heard. With ``names`` (the names memory knows), people are named as the memory adapter is trained
+    to write them, a name given in the segment too ("I'm Vera": "Vera talking, <face_2>; kitchen, mug").
     """
-    talking = talkers(seg)
+    known = {**(names or {}), **dict(introductions(seg))} if names is not None else {}
+    typed = bool(seg.typed_text.strip())
     # the face in view while speech was heard is the speaker: "a person talking" is what was seen
-    people = [f'{f} talking' if f in talking else f for f in seg.face_ids]
+    active = ({seg.speaker} if typed else talkers(seg)) if seg.utterance else set()
+    people = [(known.get(f) or f) + (f' {"typing" if typed else "talking"}' if f in active else '')
+              for f in seg.face_ids]
     if not people:
         people = ['nobody in view'] + (['an unseen speaker talking'] if seg.transcript.strip() else [])
     return '; '.join([', '.join(people)] + ([', '.join(seg.visual_tags)] if seg.visual_tags else []))
 
 
-def memory_opening(seg: SegmentInput, saw_frames: bool = False) -> str:
-    """The start of the memory reply when the rules know it: what was seen with nobody in view ('' otherwise).
+def memory_opening(seg: SegmentInput, saw_frames: bool = False, names: dict[str, str] | None = None) -> str:
+    """The start of the memory reply that the rules know: what was seen, for a model that reads no frames.
 
-    With nobody in view, the description the adapter is trained to write is exactly :func:`seen`'s ("nobody in view,
-    an unseen speaker talking; kitchen"), and it is where the small adapter loops ("nobody in view, nobody in view,
-    ..."), so the pass starts after it (left open: the closing quote is the first token the model writes). A model
-    that reads the frames writes its own.
+    A text backbone sees no frames: the description it is trained to write is :func:`seen`'s with the people named
+    (``names``: what memory knows), so the pass starts after it (left open: the closing quote is the first token
+    the model writes). Copying it was where the small adapter went wrong: it loops ("nobody in view, nobody in view,
+    ..."), misspells rare names ("Baker talking" for Barack) or writes what was said instead ("Basketball is for
+    me."), and then leaves the facts out. A model that reads the frames writes its own ('').
     """
-    if seg.face_ids or saw_frames:
+    if saw_frames:
         return ''
-    return '"visual": "' + json.dumps(seen(seg), ensure_ascii=False)[1:-1]
+    return '"visual": "' + json.dumps(seen(seg, names or {}), ensure_ascii=False)[1:-1]
 
 
 _FACE_IDS = re.compile(r'<face_\d+>')
@@ -329,11 +337,11 @@ def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
     given = {name: face for face, name in intros.items()}
 
     def wrong(fact: str) -> bool:
-        m = _CALLED_FACT.match(fact)
+        m = CALLED_FACT.match(fact)
         return bool(m) and (given.get(m.group(2), m.group(1)) != m.group(1)
                             or intros.get(m.group(1), m.group(2)) != m.group(2))
     kept = [f for f in semantic if not wrong(f)]
-    named = {m.group(1) for m in map(_CALLED_FACT.match, kept) if m}
+    named = {m.group(1) for m in map(CALLED_FACT.match, kept) if m}
     return kept + [f'{who} is called {name}.' for who, name in intros.items() if who not in named]
 
 
@@ -356,11 +364,15 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     repaired = ''
     if obj is None:
         obj, repaired = salvage_fields(reply), reply
+        if obj is not None and not saw_frames and not any(obj.get(k) for k in ('semantic', 'remembered', 'reminders')):
+            obj = None      # the description came with the prompt (memory_opening): nothing here is the model's
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
     semantic, misattributed = attributed(semantic, seg, names)
-    semantic = with_introductions(by_name(semantic, names), seg)
+    # the adapter names the speaker by id; a name memory knows, or the segment gives ("I'm Barack"), replaces it
+    named = {**dict(introductions(seg)), **(names or {})}
+    semantic = with_introductions(by_name(semantic, named), seg)
     visual = ' '.join(_strings(obj.get('visual')))
     audio = ' '.join(_strings(obj.get('audio')))
     if not (semantic or visual or audio):
@@ -370,8 +382,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     said = seg.utterance
     remembered, dropped_pins = heard_facts(_strings(obj.get('remembered')), seg, names)
     remembered, misattributed_pins = attributed(remembered, seg, names)
-    remembered = by_name(semantic + remembered, names)[len(semantic):]
-    remembered = remembered or by_name(semantic + remembered_in(seg), names)[len(semantic):]
+    remembered = by_name(semantic + remembered, named)[len(semantic):]
+    remembered = remembered or by_name(semantic + remembered_in(seg), named)[len(semantic):]
     semantic = distinct(semantic)
     remembered = distinct(semantic + remembered)[len(semantic):]
     if not (semantic or remembered) and promises_to_keep(response):
