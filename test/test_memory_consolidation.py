@@ -177,7 +177,8 @@ def test_forget_face_leaves_nothing(tmp_path, embedder):
     for i in range(1, 12):
         c.enqueue(topic(i, face_ids=['<face_3>', '<face_4>'] if i % 2 else ['<face_4>'],
                         audio='my name is Zelda and I like opera' if i == 1 else f'<face_4> talks about day {i}',
-                        semantic=['<face_3> is allergic to peanuts'] if i == 3 else [f'<face_4> reads book {i}'],
+                        semantic=['<face_3> is allergic to peanuts'] if i == 3 else ['<face_3> is called Zelda.']
+                        if i == 1 else [f'<face_4> reads book {i}'],
                         visual='Zelda waves at the robot' if i == 5 else 'a person at the desk'))
     c.remember('Zelda birthday is on 3 May', ['<face_3>'])
     c.enqueue(topic(20, face_ids=['<face_3>'], audio='remind me to call Zelda in 5 minutes',

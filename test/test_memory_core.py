@@ -191,7 +191,14 @@ def test_extractive_summary_is_bounded_deterministic_and_labelled():
     s2 = ExtractiveSummarizer().merge(list(texts), 30)
     assert s1 == s2 and s1.producer == EXTRACTIVE
     assert approx_tokens(s1.text) <= 30 + 8 and 'red ball' in s1.text
-    upd = ExtractiveSummarizer().profile('<face_2>', ['heard "my name is Bob and I like jazz"',
+    upd = ExtractiveSummarizer().profile('<face_2>', ['<face_2> said: my name is Bob and I like jazz',
                                                       'heard "I work as a nurse."'], Profile('<face_2>'), 40)
     assert upd.name == 'Bob' and 'jazz' in upd.attributes['preferences']
+    # an event names everyone in view: the name said there is the speaker's, and a summary never renames
+    other = ['[09:00]--[09:01]: saw Mateo talking, <face_2>; heard "Good morning robot, call me Mateo."']
+    assert ExtractiveSummarizer().profile('<face_2>', other, Profile('<face_2>'), 40).name == ''
+    assert ExtractiveSummarizer().profile('<face_2>', ['<face_2> is called Sofia.'], Profile('<face_2>'), 40).name == \
+        'Sofia'
+    assert ExtractiveSummarizer().profile('<face_2>', other + ['<face_2> is called Ana.'],
+                                          Profile('<face_2>', name='Sofia'), 40).name == 'Sofia'
     assert upd.attributes['occupation'] == 'nurse' and upd.producer == EXTRACTIVE

@@ -75,6 +75,23 @@ def introduced_name(text: str) -> str:
     return next((name for name in found if name not in _NOT_NAMES), '')
 
 
+def named_in(face_id: str, texts: Sequence[str]) -> str:
+    """The name ``texts`` give ``face_id``: a naming fact ("<face_2> is called Ana.") or its own words ("<face_2>
+    said: I'm Ana"), else ''.
+
+    An event's script names everyone in view ("saw Mateo talking, <face_2>; heard \"call me Mateo\""): the name said
+    there is the speaker's, not every face's, so events give none.
+    """
+    for text in texts:
+        text = text.strip()
+        m = re.match(rf"{re.escape(face_id)} is called ([A-Z][\w'-]*)", text)
+        if m:
+            return m.group(1)
+        if text.startswith(f'{face_id} said:') and introduced_name(text):
+            return introduced_name(text)
+    return ''
+
+
 def unaddressed(words: str, robot: Sequence[str]) -> str:
     """Words without their call to the robot ("Robot, tell me, the trip is ..." -> "The trip is ...")."""
     if not robot:
@@ -110,5 +127,5 @@ def gist(words: str) -> str:
     return rest[:1].upper() + rest[1:] if rest and rest != words else words
 
 
-__all__ = ['CALENDAR_WORDS', 'gist', 'sentences', 'unaddressed', 'introduced_name', 'introduced_other',
+__all__ = ['CALENDAR_WORDS', 'gist', 'sentences', 'unaddressed', 'introduced_name', 'introduced_other', 'named_in',
            'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

@@ -355,7 +355,8 @@ class Consolidator:
                 cur = prof.get(m.store, face)
                 if cur is None:
                     continue  # forgotten meanwhile
-                cur.name = upd.name or cur.name
+                # a summary never renames: a name comes from an introduction or a naming fact of this face
+                cur.name = cur.name or upd.name
                 cur.attributes.update({key: v for key, v in upd.attributes.items() if v})
                 if upd.summary:
                     cur.attributes['persona'] = upd.summary

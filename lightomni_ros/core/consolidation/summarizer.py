@@ -17,7 +17,7 @@ from typing import Callable, Protocol, Sequence, runtime_checkable
 
 from ..memory.global_state import approx_tokens
 from ..memory.profiles import Profile
-from ..text import introduced_name, names_person
+from ..text import named_in, names_person
 from ..memory.store import normalize
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
 
@@ -120,8 +120,7 @@ class ExtractiveSummarizer:
         """Name, preferences, occupation by pattern; a persona from the facts (else sentences) naming the person."""
         joined = ' '.join(texts)
         attrs = dict(profile.attributes)
-        name = profile.name
-        name = introduced_name(joined) or name
+        name = profile.name or named_in(face_id, texts)
         likes = [x.strip() for x in _LIKE.findall(joined)]
         if likes:
             old = [p.strip() for p in attrs.get('preferences', '').split(';') if p.strip()]

@@ -25,7 +25,7 @@ import torch
 from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
-from ..text import introduced_name, introduced_other, names_person
+from ..text import introduced_name, introduced_other, named_in, names_person
 from ..timeparse import TimeWindow, find_window
 from ..topic import TopicData
 from . import generation as gen
@@ -43,7 +43,7 @@ from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, fallback_topic, find_name, find_reminders, memory_opening, parse_json_object,
+from .sleep import (Preemption, fallback_topic, find_reminders, memory_opening, parse_json_object,
                     topic_from_reply)
 from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
@@ -485,7 +485,7 @@ class ReflexEngine:
                 crop_to(cache, plen)
         text = gen.clean_response(self.backbone.tokenizer.decode(ids))
         out = SummaryResult(summary=text, producer='memory-adapter',
-                            name=find_name(req.texts) if req.mode == PROFILE else '')
+                            name=named_in(req.face_id, req.texts) if req.mode == PROFILE else '')
         # the adapter is trained for the memory JSON, not for summaries: unprompted, the 135M model invents people
         # ("a young, talented musician known for his love of pizza") that would be recalled as truth
         new = unsupported(text, ask)

@@ -403,11 +403,6 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
                      repaired=repaired)
 
 
-def find_name(texts: list[str]) -> str:
-    """A name the person gave ("my name is Ana"), else empty."""
-    return next((n for n in map(introduced_name, texts) if n), '')
-
-
 class Preemption:
     """A user request (segment) pre-empts sleep-time work between model calls; the wait is measured."""
 
