@@ -305,8 +305,8 @@ def test_summarize_merge(engine):
                                           max_tokens=6))
     # the model's summary, or none and why (too short, not what the texts say): the caller then writes its own
     assert (out.summary and out.producer == 'memory-adapter') or (out.summary == '' and out.problem)
-    prof = engine.summarize(SummaryRequest(mode='profile', texts=['My name is Ana and I work as a nurse.'],
-                                           face_id='<face_1>', max_tokens=4))
+    prof = engine.summarize(SummaryRequest(mode='profile', face_id='<face_1>', max_tokens=4,
+                                           texts=['<face_1> said: My name is Ana and I work as a nurse.']))
     assert prof.name == 'Ana' and (prof.attributes.get('persona') or prof.problem)
     with pytest.raises(ValueError, match='face_id'):
         engine.summarize(SummaryRequest(mode='profile', texts=['x']))
@@ -314,7 +314,7 @@ def test_summarize_merge(engine):
 
 def test_a_profile_summary_that_invents_is_replaced_by_the_extractive_one(engine, monkeypatch):
     """The memory adapter was not trained to describe people: what it makes up never reaches a profile."""
-    texts = ['My name is Ana and I work as a nurse.']
+    texts = ['<face_1> said: My name is Ana and I work as a nurse.']
     invented = '{"persona": "Ana is a young, talented musician known for her love of pizza."}'
     ids = engine.backbone.tokenizer.encode(invented)
     monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (list(ids), False))
