@@ -595,6 +595,10 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert sleep.heard_facts(['<face_1> is called December.', '<face_1> has a birthday in December.',
                               '<face_1> is called.'], december) == (
         ['<face_1> has a birthday in December.'], ['<face_1> is called December.', '<face_1> is called.'])
+    sofia = SegmentInput(segment_id=6, start=0, end=1, transcript='Sofia, I really enjoyed the new cafe.',
+                         face_ids=['<face_3>', '<face_2>'], speaker_face='<face_3>')
+    assert sleep.heard_facts(['<face_3> is called Sofia.', '<face_3> enjoyed the new cafe.'], sofia) == (
+        ['<face_3> enjoyed the new cafe.'], ['<face_3> is called Sofia.'])
     april = SegmentInput(segment_id=6, start=0, end=1, transcript="Robot, I'm April.", face_ids=['<face_1>'])
     assert sleep.heard_facts(['<face_1> is called April.'], april) == (['<face_1> is called April.'], [])
     assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == ReminderIntent(

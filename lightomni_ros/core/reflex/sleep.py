@@ -21,7 +21,7 @@ from typing import Any
 from ..text import introduced_name, introduced_other, may_be_name, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .attribution import PERSON_ID, attributed, talkers
+from .attribution import PERSON_ID, attributed, said_names, talkers
 from .grounding import asks, content_words, promises_to_keep, supported
 from .types import SegmentInput
 
@@ -197,12 +197,15 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name),
     and be one: "<face_1> is called December." after "my birthday is in December" names nobody, nor does "<face_3>
     is called Pepper." after "I look after a dog called Pepper" (:func:`names_a_thing`), nor a fact that ends at
-    "called"; a calendar word is a name only where an introduction gives it ("I'm April").
+    "called"; a calendar word is a name only where an introduction gives it ("I'm April"), and a name the words
+    only call out ("Sofia, I really enjoyed the cafe.") is the one addressed, given to nobody.
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
     in_view = {names[f].lower() for f in seg.face_ids if (names or {}).get(f)}
     introduced = {introduced_name(seg.utterance), introduced_other(seg.utterance)} - {''}
+    # "Sofia, I really enjoyed the cafe": a name only called out is the one addressed, not a name given
+    called = set(said_names(seg.utterance, names)[1]) - introduced
     kept, dropped = [], []
     for fact in facts:
         words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
@@ -210,7 +213,7 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         given = _NAMED.findall(fact)
         ok = (set(PERSON_ID.findall(fact)) <= there and all(supported(w, heard) for w in words)
               and all(n in introduced or PERSON_ID.fullmatch(n)
-                      or may_be_name(n) and not names_a_thing(n, seg.utterance) for n in given))
+                      or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance) for n in given))
         (kept if ok else dropped).append(fact)
     return kept, dropped
 
