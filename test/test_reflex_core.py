@@ -176,7 +176,9 @@ def test_someone_alone_in_view_who_asks_you_something_is_answered_without_a_name
                           face_ids=['<face_1>'], turns=[SpeakerTurn(start=0.0, end=3.0, voice_id='<voice_2>',
                                                                     text='Do you want to save money?')]),  # a radio
              SegmentInput(segment_id=166, start=950.0, end=953.0, transcript='Right, where is my phone.',
-                          face_ids=['<face_1>'], speaker_face='<face_1>')]                 # asks nobody
+                          face_ids=['<face_1>'], speaker_face='<face_1>'),                 # asks nobody
+             SegmentInput(segment_id=168, start=955.0, end=958.0, transcript='Jamal, could you close the window?',
+                          face_ids=['<face_1>'], speaker_face='<face_1>')]                 # calls someone else
     for seg in quiet:
         d = engine.decide(seg, 0.0, 1.01, 12, 4)
         assert not d.speak and any(n.startswith('quiet: not addressed') for n in d.notes), (seg, d.notes)

@@ -16,7 +16,8 @@ _INTRO = re.compile(r"\b(?i:my name is|my name's|the name is|the name's|i am cal
 #: capitalised words after "I'm" / "I am" that are not names (sentence starts, ASR capitalisation)
 _NOT_NAMES = frozenset('''Not So Sorry Fine Good Great Okay Ok Here There Back Just Very Still Going Afraid Happy Glad
 Sure Done Ready Tired Home The A An In At On From Out Over Really Also Only Always Never Busy Late Early Hungry Cold Hot
-Robot Assistant It That This What Your My Nobody Everyone Everybody Someone Somebody Anyone'''.split())
+Robot Assistant It That This What Your My Nobody Everyone Everybody Someone Somebody Anyone Well Hey Hi Hello Yes Yeah
+No Thanks Please Listen Alright Actually Oh Hmm Anyway Um Uh'''.split())
 
 
 #: Who spoke when speech was heard and nobody was in view: most often a device or someone out of the camera's sight,

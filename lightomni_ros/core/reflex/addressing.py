@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..text import UNSEEN_SPEAKER
+from .attribution import said_names
 from .config import LatentConfig
 from .grounding import asks
 from .types import SOMEONE, SegmentInput
@@ -108,7 +109,10 @@ def alone_asking(seg: SegmentInput) -> bool:
     spoken = [t for t in seg.turns if t.text.strip()]
     seen_saying = seg.speaker_face == face or any(t.face_id == face for t in spoken)
     nobody_else = all(t.face_id == face for t in spoken)
-    return seen_saying and nobody_else and bool(_YOU.search(seg.transcript)) and asks(seg.transcript)
+    # "Jamal, could you close the window?": alone in view, but calling someone by name (the robot's would have
+    # passed already), maybe out of sight or on the phone
+    calls = said_names(seg.transcript)[1]
+    return seen_saying and nobody_else and bool(_YOU.search(seg.transcript)) and asks(seg.transcript) and not calls
 
 
 @dataclass

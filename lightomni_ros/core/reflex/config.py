@@ -91,7 +91,8 @@ class LatentConfig:
     answer_alone: bool = param(True, 'Spoken words the action head would answer may also pass latent.wake_words '
                                      'without a name when the one person in view was seen saying them, nobody '
                                      'else spoke, and they ask something of "you" ("Can you tell me where the '
-                                     'gloves are?"): with nobody else there, the robot is the one asked. Off: '
+                                     'gloves are?") without calling someone by name ("Jamal, could you ...?"): '
+                                     'with nobody else there, the robot is the one asked. Off: '
                                      'only a name or a follow-up opens the gate.')
 
 
