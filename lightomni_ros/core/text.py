@@ -77,10 +77,10 @@ def introduced_name(text: str) -> str:
 
 
 def named_in(face_id: str, texts: Sequence[str]) -> str:
-    """The name ``texts`` give ``face_id``: a naming fact ("<face_2> is called Ana.") or its own words ("<face_2>
-    said: I'm Ana"), else ''.
+    """The name ``texts`` give ``face_id`` ('' for none).
 
-    An event's script names everyone in view ("saw Mateo talking, <face_2>; heard \"call me Mateo\""): the name said
+    A naming fact gives it ("<face_2> is called Ana."), or the person's own words ("<face_2> said: I'm Ana"). An
+    event's script names everyone in view ("saw Mateo talking, <face_2>; heard "call me Mateo"): the name said
     there is the speaker's, not every face's, so events give none.
     """
     for text in texts:
