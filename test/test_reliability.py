@@ -149,7 +149,7 @@ def test_a_failed_memory_pass_still_gives_a_topic_and_preemption_keeps_the_place
     assert rt.memory_step().kind == 'preempted'
     step = rt.memory_step()
     assert step.kind == 'topic' and step.topic.producer == 'fallback-parser'
-    assert 'memory pass failed: RuntimeError' in step.error and step.topic.remembered == ['the keys are in the drawer']
+    assert 'memory pass failed: RuntimeError' in step.error and step.topic.remembered == ['The keys are in the drawer.']
     assert rt.next_topic(now=0.0).topic.segment_id == 5
 
 

@@ -80,8 +80,9 @@ def test_with_nobody_in_view_the_memory_reply_starts_with_what_was_seen() -> Non
     assert opening == '"visual": "nobody in view, an unseen speaker talking; tv, sofa'
     target = P.memory_target({'visual': 'nobody in view, an unseen speaker talking; tv, sofa', 'semantic': ['x']})
     assert target.startswith(opening) and target[len(opening)] == '"'
-    # someone in view, or a model that reads the frames: the model writes the description
-    assert memory_opening(SegmentInput(segment_id=2, start=0.0, end=1.0, face_ids=['<face_1>'])) == ''
+    # someone in view: the rules' description with the people named; a model that reads the frames writes its own
+    assert memory_opening(SegmentInput(segment_id=2, start=0.0, end=1.0, face_ids=['<face_1>']),
+                          names={'<face_1>': 'Ana'}) == '"visual": "Ana'
     assert memory_opening(radio, saw_frames=True) == ''
 
     class Backbone:

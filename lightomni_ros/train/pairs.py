@@ -73,6 +73,20 @@ def context(st: Any, said: Any, question: str, gold: int | None, rng: random.Ran
     return profiles + [item for _, item, _ in chosen]
 
 
+def segment_of(ex: dict[str, Any], sid: int = 0):
+    """The SegmentInput of a synthesized example (or adapter pair)."""
+    from ..core.reflex.types import SegmentInput
+    from ..core.segment import SpeakerTurn
+
+    start, end, said = float(ex.get('start', 0.0)), float(ex.get('end', 0.0)), ex.get('transcript', '')
+    # the voice perception named the unseen or unsingled speaker by: one turn over the whole segment
+    turns = [SpeakerTurn(start=0.0, end=max(0.0, end - start), voice_id=ex['voice'], text=said)] \
+        if ex.get('voice') and said.strip() and not ex.get('typed_text') else []
+    return SegmentInput(segment_id=sid, start=start, end=end, transcript=said, typed_text=ex.get('typed_text', ''),
+                        face_ids=list(ex.get('face_ids', [])), visual_tags=list(ex.get('visual_tags', [])),
+                        speaker_face=ex.get('speaker_face', ''), turns=turns)
+
+
 def speaker_by_id(ex: dict[str, Any]) -> dict[str, Any]:
     """``ex``'s memory target with the speaker named by their id in the facts ("<face_0> plays basketball.").
 
@@ -80,8 +94,6 @@ def speaker_by_id(ex: dict[str, Any]) -> dict[str, Any]:
     the segment gave (``sleep.by_name``): the small adapter misspelt rare names it had to copy ("Basketball" for
     Barack) or left the fact out. Naming facts and facts about anyone else keep their words.
     """
-    from .train import segment_of
-
     topic = ex['topic']
     who = segment_of(ex).speaker
     named = {**ex['names'], **dict(m.groups() for m in map(CALLED_FACT.match, topic['semantic']) if m)}
@@ -135,4 +147,4 @@ def generation_pairs(examples: list[dict[str, Any]], probes: list[dict[str, Any]
     return out
 
 
-__all__ = ['context', 'memory_pairs', 'speaker_by_id', 'generation_pairs', 'SEGMENT_FIELDS']
+__all__ = ['context', 'memory_pairs', 'segment_of', 'speaker_by_id', 'generation_pairs', 'SEGMENT_FIELDS']

@@ -41,6 +41,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from .pairs import segment_of  # noqa: F401  (callers import it from here too)
 from ..core.embedding import embedder_id
 
 log = logging.getLogger('lightomni.train')
@@ -232,20 +233,6 @@ def load_text_embedder():  # -> TextEmbedder
     # set_threads=False leaves torch's thread count to --threads: the nodes' one embedder thread would make training
     # single-threaded
     return text_embedder(set_threads=False)
-
-
-def segment_of(ex: dict[str, Any], sid: int = 0):
-    """The SegmentInput of a synthesized example (or adapter pair)."""
-    from ..core.reflex.types import SegmentInput
-    from ..core.segment import SpeakerTurn
-
-    start, end, said = float(ex.get('start', 0.0)), float(ex.get('end', 0.0)), ex.get('transcript', '')
-    # the voice perception named the unseen or unsingled speaker by: one turn over the whole segment
-    turns = [SpeakerTurn(start=0.0, end=max(0.0, end - start), voice_id=ex['voice'], text=said)] \
-        if ex.get('voice') and said.strip() and not ex.get('typed_text') else []
-    return SegmentInput(segment_id=sid, start=start, end=end, transcript=said, typed_text=ex.get('typed_text', ''),
-                        face_ids=list(ex.get('face_ids', [])), visual_tags=list(ex.get('visual_tags', [])),
-                        speaker_face=ex.get('speaker_face', ''), turns=turns)
 
 
 def _sg_fit(build: Callable[[str], list], sg: str, max_tokens: int) -> list:
