@@ -159,7 +159,7 @@ def test_segments_without_frame_labels_leave_the_streams_unchanged(train):
 
 def test_speech_nobody_singled_out_is_heard_with_a_voice_as_perception_names_it(train):
     """The memory pass reads "<voice_N>, an unseen speaker ..." as the node renders it, and the gold is unchanged."""
-    from lightomni_ros.train.train import segment_of
+    from lightomni_ros.train.pairs import segment_of
 
     voiced = [e for e in train['examples'] if e['voice']]
     assert voiced and all(e['transcript'] and not e['typed_text'] and not e['speaker_face'] for e in voiced)

@@ -88,8 +88,9 @@ def named_in(face_id: str, texts: Sequence[str]) -> str:
         m = re.match(rf"{re.escape(face_id)} is called ([A-Z][\w'-]*)", text)
         if m:
             return m.group(1)
-        if text.startswith(f'{face_id} said:') and introduced_name(text):
-            return introduced_name(text)
+        own = introduced_name(text) if text.startswith(f'{face_id} said:') else ''
+        if own:
+            return own
     return ''
 
 

@@ -50,7 +50,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
     from ..core.reflex.types import MemoryItem
     from .eval_answers import SegmentRun, answer_metrics, memory_pass_metrics
     from .synth import load_split
-    from .train import segment_of
+    from .pairs import segment_of
 
     split = load_split(split_dir)
     memory = NamesMemory()

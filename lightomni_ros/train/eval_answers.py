@@ -240,7 +240,7 @@ class RecordingMemory:
 
 def segment_input(rec: dict[str, Any], sid: int):
     """The SegmentInput of a held-out record."""
-    from .train import segment_of
+    from .pairs import segment_of
     return segment_of(rec, sid)
 
 

@@ -64,7 +64,7 @@ def calibrate(split_dir: str | pathlib.Path, engine, limit: int = 0, progress: b
     from tqdm import tqdm
 
     from .synth import load_split
-    from .train import segment_of
+    from .pairs import segment_of
 
     exs = load_split(split_dir)['examples']
     exs = exs[:limit] if limit else exs
@@ -137,7 +137,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
     from ..core.reflex.config import BackboneConfig
     from ..core.reflex.engine import EngineConfigs, ReflexEngine
     from .synth import load_split
-    from .train import segment_of
+    from .pairs import segment_of
 
     split = load_split(split_dir)
     exs = split['examples'][:limit] if limit else split['examples']

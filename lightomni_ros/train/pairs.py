@@ -30,7 +30,7 @@ from ..core.reflex.config import ResponseConfig
 from ..core.reflex.grounding import content_words
 from ..core.reflex.sleep import CALLED_FACT
 
-#: segment fields an adapter pair carries (what :func:`~.train.segment_of` reads back)
+#: segment fields an adapter pair carries (what :func:`segment_of` reads back)
 SEGMENT_FIELDS = ('kind', 'start', 'end', 'face_ids', 'speaker_face', 'voice', 'visual_tags', 'transcript',
                   'typed_text', 'names')
 #: share of the answerable pairs whose gold fact is shown only as the episode that heard it

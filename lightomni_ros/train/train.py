@@ -41,8 +41,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .pairs import segment_of  # noqa: F401  (callers import it from here too)
 from ..core.embedding import embedder_id
+from .pairs import segment_of
 
 log = logging.getLogger('lightomni.train')
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..text import introduced_name, may_be_name
+from ..text import introduced_name, may_be_name, names_person
 from .types import SegmentInput
 
 #: a face or voice id in stored text
@@ -108,7 +108,7 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     for fact in facts:
         who = opening_person(fact, known | {*said, *called})
         # "<face_1> thinks Paris is lovely": the subject is what the fact is about, not who holds it
-        if not who or who in pointed or _NAMING.match(fact) or any(_word_in(n, fact) for n in subjects):
+        if not who or who in pointed or _NAMING.match(fact) or any(names_person(fact, '', n) for n in subjects):
             kept.append(fact)
             continue
         if first_person and not known_others and len(faces_talking) == 1:
@@ -120,10 +120,6 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
             continue
         kept.append(right + fact[len(who):])
     return kept, dropped
-
-
-def _word_in(word: str, text: str) -> bool:
-    return bool(re.search(rf'\b{re.escape(word)}\b', text, re.I))
 
 
 __all__ = ['PERSON_ID', 'attributed', 'opening_person', 'said_names', 'talkers']

@@ -115,7 +115,8 @@ def remembered_in(seg: SegmentInput) -> list[str]:
     later reads it. The rest of the words are kept.
     """
     who = talkers(seg)
-    owner = next(iter(who)) if len(who) == 1 and PERSON_ID.fullmatch(next(iter(who))) else ''
+    owner = who.pop() if len(who) == 1 else ''
+    owner = owner if PERSON_ID.fullmatch(owner) else ''
     items = find_remembered(seg.utterance)
     if owner:
         items = [_MY.sub(f"{owner}'s", item) for item in items]
