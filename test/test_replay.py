@@ -24,6 +24,7 @@ from std_msgs.msg import Header, String
 from harness import wait_for
 from lightomni_ros.eval import bagwriter, replay, rostypes, scenario, scoring
 from lightomni_ros.eval.bagreader import read_all
+from lightomni_ros.eval.report import sources_line
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 MEDIA = pathlib.Path(os.environ.get('LIGHTOMNI_MEDIA', REPO.parent / 'shared' / 'media'))
@@ -124,9 +125,9 @@ def test_scoring_of_published_outputs() -> None:
     assert tb.wall_of_scenario(10.0) == 5_005 * 10**9   # rate 2: 10 s of scenario in 5 s of wall time
 
     def act(t: float, text: str, mem: list[str], source: int = Action.SOURCE_SEGMENT, seg_id: int = 0,
-            ) -> tuple[int, Action]:
+            how: str = 'generated') -> tuple[int, Action]:
         return tb.wall_of_scenario(t), Action(speak=True, response=text, memory_ids=mem, source=source,
-                                              segment_id=seg_id)
+                                              segment_id=seg_id, response_source=how)
 
     def seg(t0: float, t1: float, text: str, face: str, seg_id: int = 0) -> tuple[int, Segment]:
         return tb.wall_of_scenario(t1), Segment(segment_id=seg_id, start=_stamp(tb, t0), end=_stamp(tb, t1),
@@ -135,7 +136,8 @@ def test_scoring_of_published_outputs() -> None:
 
     out = scoring.Outputs({
         'actions': [act(7.5, 'Late reply to b.', [], seg_id=2),   # during q_ok, but answers segment 2 (4-6 s)
-                    act(8.6, 'Your name is Ann.', ['profile:<face_1>']), act(15.5, 'It is y.', ['episodic:3']),
+                    act(8.6, 'Your name is Ann.', ['profile:<face_1>']),
+                    act(15.5, 'It is y.', ['episodic:3'], how='extractive'),
                     act(31.0, 'Time to take your pills!', [], Action.SOURCE_REMINDER),
                     act(47.0, 'Go for a walk.', [], Action.SOURCE_REMINDER),
                     (tb.wall_of_scenario(21.5), Action(speak=False, response='z')),   # not spoken: no answer
@@ -164,6 +166,9 @@ def test_scoring_of_published_outputs() -> None:
     assert not by['rem_late']['passed'] and '47.0' in by['rem_late']['detail']
     assert by['q_typed']['passed'], by['q_typed']
     assert res['summary']['passed'] == 4 and res['summary']['total'] == 8
+    # where the three answers came from (the reminders are no answers)
+    assert res['summary']['answer_sources'] == {'extractive': 1, 'generated': 2}
+    assert sources_line(res['summary']['answer_sources']) == '2 of 3 generated (extractive 1)'
     assert res['wer']['items'][0]['wer'] == pytest.approx(0.25) and res['wer']['items'][1]['wer'] == 0.0
     assert res['wer']['items'][1]['hypothesis'] == 'hello there.'
     assert res['summary']['wer'] == pytest.approx(1 / 6, abs=1e-3)

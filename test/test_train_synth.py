@@ -45,7 +45,7 @@ def test_no_template_name_or_thing_is_shared_between_the_splits(train, held):
     assert not templates.flat('train') & templates.flat('heldout')
     for key, phrasings_ in templates.TEMPLATES['train'].items():
         assert not set(phrasings_) & set(templates.TEMPLATES['heldout'].get(key, ())), key
-    for what in ('names', 'objects', 'places', 'events', 'topics', 'tasks', 'broadcasts'):
+    for what in ('names', 'objects', 'places', 'events', 'topics', 'tasks', 'devices', 'broadcasts'):
         assert not set(world.VOCAB['train'][what]) & set(world.VOCAB['heldout'][what]), what
     assert not set(world.TRIVIA['train']) & set(world.TRIVIA['heldout'])
     # no composed training phrasing is a held-out one, and no held-out request repeats a training one
@@ -62,7 +62,7 @@ def test_labels_are_consistent(train):
     mem = {m['id']: m for m in train['memories']}
     kinds = {e['kind'] for e in train['examples']}
     assert {'idle', 'state', 'intro', 'remember', 'typed_note', 'remind', 'correction', 'opinion', 'to_person',
-            'device', 'general', 'ask_other', 'ask_object', 'ask_event', 'ask_heard'} <= kinds
+            'device', 'general', 'ask_other', 'ask_object', 'ask_event', 'ask_heard', 'ask_said'} <= kinds
     quiet = {'idle', 'state', 'about', 'object_state', 'object_move', 'opinion', 'to_person', 'self_talk', 'device'}
     for e in train['examples']:
         assert e['search'] <= e['speech']
@@ -130,7 +130,7 @@ def test_the_gold_fact_is_sometimes_shown_only_as_the_episode_that_heard_it(trai
         heard = next(c['text'] for c in e['context'] if c['ref'] == episode)
         assert 'heard "' in heard and matches(e['response'], e['answer']['keywords']), e
     share = by_episode / max(1, by_fact + by_episode)
-    assert by_fact + by_episode >= 30 and abs(share - pairs.EPISODE_ONLY) < 0.2, (by_fact, by_episode)
+    assert by_fact + by_episode >= 20 and abs(share - pairs.EPISODE_ONLY) < 0.2, (by_fact, by_episode)
 
 
 def test_the_episode_draws_leave_the_streams_unchanged(monkeypatch):
@@ -244,7 +244,8 @@ def test_a_question_asked_another_way_is_a_second_generation_pair(train, held):
         assert a['target'] == b['target'] and a['answer'] == b['answer']
         assert (a['transcript'], a['typed_text']) != (b['transcript'], b['typed_text'])
         kinds.add(b['kind'])
-    assert {'ask_other', 'ask_self', 'ask_object', 'ask_event', 'ask_topic', 'ask_heard', 'ask_name'} <= kinds
+    assert {'ask_other', 'ask_self', 'ask_object', 'ask_event', 'ask_topic', 'ask_heard', 'ask_said',
+            'ask_name'} <= kinds
     assert not any(e.get('reworded') for e in held['examples'])
     original = synth.generate('train', 0, SMALL)
     with pytest.MonkeyPatch.context() as mp:
@@ -257,14 +258,40 @@ def test_a_question_asked_another_way_is_a_second_generation_pair(train, held):
     assert len(original['pairs']['generation']) > len(plain['pairs']['generation'])
 
 
+def test_asked_what_someone_said_the_answer_quotes_their_newest_words(train, held):
+    """"What did Ana / the radio say?": Ana's (the radio's) newest words, quoted; never words said to the robot."""
+    n = 0
+    for split in (train, held):
+        before: list[dict] = []
+        for e in split['examples']:
+            if e['noise']:
+                continue
+            if before and before[-1]['stream'] != e['stream']:
+                before = []
+            if e['kind'] == 'ask_said' and e['answer']['answerable']:
+                faces = {name: face for face, name in e['names'].items()}
+                who, words = e['response'].split(' said: ', 1)
+                face = faces.get(who)
+                theirs = [b for b in before if (b['speaker_face'] == face and b['transcript'] if face
+                                                else b['kind'] == 'device')]
+                assert theirs and theirs[-1]['source'] != 'robot', e
+                assert words == f'"{theirs[-1]["transcript"]}"' and theirs[-1]['transcript'] in e['gold_text']
+                assert e['answer']['keywords'] and all(k in words.lower() for k in e['answer']['keywords'])
+                n += 1
+            before.append(e)
+    assert n >= 10
+
+
 def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):
     for e in train['examples']:
         if e['kind'] == 'state' and e['transcript'] and len(e['face_ids']) > 1 and not e['speaker_face']:
             assert not e['facts'], e
 
 
-def test_an_introduction_may_say_something_about_the_speaker_by_the_name_just_given(train):
-    intros = [e for e in train['examples'] if e['kind'] == 'intro' and not e['noise']]
+def test_an_introduction_may_say_something_about_the_speaker_by_the_name_just_given():
+    # streams of introductions mostly: the module's few streams may hold none that goes on about the speaker
+    cfg = synth.SynthConfig(streams=6, segments=30, weights={'intro': 1.0, 'idle': 1.0})
+    intros = [e for e in synth.generate('train', cfg=cfg)['examples'] if e['kind'] == 'intro' and not e['noise']]
     about = []
     for e in intros:
         name = re.match(r'<face_\d+> is called (\w+)\.', e['facts'][0]['text']).group(1)

@@ -37,6 +37,7 @@ def run(args: argparse.Namespace) -> int:
     from lightomni_ros.launch_runner.shim import LaunchError
 
     from . import bagwriter, replay, scenario
+    from .report import sources_line
 
     out = pathlib.Path(args.output)
     try:
@@ -71,7 +72,8 @@ def run(args: argparse.Namespace) -> int:
     for p in sc_res['probes']:
         print(f'  {"PASS" if p["passed"] else "FAIL"}  {p["id"]:<20} {p.get("detail", "")}')
     s = sc_res['summary']
-    print(f'\n{s["passed"]}/{s["total"]} probes passed; answer latency p50 {s["answer_latency_s"]["p50"]} s')
+    print(f'\n{s["passed"]}/{s["total"]} probes passed; answer latency p50 {s["answer_latency_s"]["p50"]} s; '
+          f'answers: {sources_line(s.get("answer_sources", {}))}')
     print(f'report: {result.get("report")}')
     return 0 if s['passed'] == s['total'] and not result.get('graph_failed') else 1
 

@@ -65,6 +65,13 @@ def _cell(text: Any) -> str:
     return str(text).replace('|', '\\|').replace('\n', ' ')
 
 
+def sources_line(sources: dict[str, int]) -> str:
+    """"3 of 8 generated (extractive 4, template 1)": where the answers to the questions came from."""
+    total = sum(sources.values())
+    rest = ', '.join(f'{k} {n}' for k, n in sorted(sources.items()) if k != 'generated')
+    return f'{sources.get("generated", 0)} of {total} generated' + (f' ({rest})' if rest else '')
+
+
 def write_report(out: pathlib.Path, gt: dict[str, Any], result: dict[str, Any], outputs: Any, tb: Any,
                  ) -> pathlib.Path:
     """Write ``report.md`` (and plots) into ``out``; return its path."""
@@ -79,6 +86,7 @@ def write_report(out: pathlib.Path, gt: dict[str, Any], result: dict[str, Any], 
              '| figure | value |', '|---|---|',
              f'| probes passed | {s["passed"]}/{s["total"]} |',
              f'| answer latency p50 / max (s) | {lat["p50"]} / {lat["max"]} (n={lat["n"]}) |',
+             f'| answers by source | {sources_line(s.get("answer_sources", {}))} |',
              f'| transcript WER | {s["wer"]} |',
              f'| identity consistency | {s["identity_consistency"]} |',
              f'| reminder timing error, mean abs (s) | {s["reminder_timing_error_s"]["mean_abs"]} |',

@@ -211,7 +211,10 @@ def score(gt: dict[str, Any], outputs: Outputs, tb: TimeBase) -> dict[str, Any]:
     lat = sorted(x['latency_s'] for x in latencies)
     reminder_errs = [p['timing_error_s'] for p in probes if p.get('timing_error_s') is not None]
     passed = sum(1 for p in probes if p['passed'])
-    summary = {'passed': passed, 'total': len(probes),
+    # where the answers to the questions came from (Action.response_source): the share the model generated
+    sources = collections.Counter(p.get('response_source') or 'unknown' for p in probes
+                                  if p['kind'] == 'question' and p.get('answer'))
+    summary = {'passed': passed, 'total': len(probes), 'answer_sources': dict(sorted(sources.items())),
                'answer_latency_s': {'n': len(lat), 'p50': _pct(lat, 0.5), 'max': lat[-1] if lat else None,
                                     'mean': round(sum(lat) / len(lat), 3) if lat else None},
                'wer': wers['overall'], 'identity_consistency': identity['score'],
@@ -274,7 +277,8 @@ def _score_question(p: dict[str, Any], spoken: list[dict[str, Any]], used: set[i
             detail += f' (no {p["memory"]} memory among {s["memory_ids"]})'
         # the graph's own clock: from the speech end perception detected (Action.speech_end) to the arrival
         detected = round((s['wall_ns'] - s['speech_end_ns']) / 1e9, 3) if s['speech_end_ns'] else None
-        return {'passed': ok and mem_ok, 'answer': s['text'], 'latency_s': latency,
+        return {'passed': ok and mem_ok, 'answer': s['text'], 'response_source': s.get('response_source', ''),
+                'latency_s': latency,
                 'latency_from_detected_end_s': detected, 'memory_ids': s['memory_ids'],
                 'memory_ok': mem_ok, 'keywords_ok': ok, 'detail': detail}
     return {'passed': False, 'answer': '', 'latency_s': None,

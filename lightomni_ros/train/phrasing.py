@@ -48,6 +48,7 @@ EMBEDDED: dict[str, tuple[str, ...]] = {
     'ask_object_own': ('where my {obj} {be}', 'where I put my {obj}'),
     'ask_event': ('when {event} is', 'which day {event} is'),
     'ask_heard': ('what the radio said about {subject}', 'what the news said about {subject}'),
+    'ask_said': ('what {who} said', 'what {who} was saying', 'what {who} said just now'),
     'ask_name': ('what my name is', 'who I am'),
     'ask_topic': ('what {name} said about {topic}', 'what {name} thinks of {topic}',
                   'how {name} felt about {topic}'),

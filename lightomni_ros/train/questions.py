@@ -3,17 +3,18 @@
 """Questions to the robot about what the stream said so far, answerable or not, with the answer it should give.
 
 An answerable question names what was said (an attribute of a named person, where an object is, when an event is,
-what someone thought of a topic, what the radio said, the asker's name) and its answer comes from the newest entry
-about it (a correction supersedes the old value, which the answer must not give: ``answer['wrong']``). An
-unanswerable one asks about something never said; the answer is a refusal. Every question is addressed to the robot
-(wake word, typed, or asked with "you" by someone alone in view).
+what someone thought of a topic, what the radio said about something, what someone or the radio said last, the
+asker's name) and its answer comes from the newest entry about it (a correction supersedes the old value, which the
+answer must not give: ``answer['wrong']``). An unanswerable one asks about something never said; the answer is a
+refusal. Every question is addressed to the robot (wake word, typed, or asked with "you" by someone alone in view).
 """
 
 from __future__ import annotations
 
 from typing import Callable
 
-from .stream import Person, Said, Stream, be_it
+from ..core.reflex.grounding import content_words
+from .stream import DEVICE, Person, Said, Stream, be_it
 from .world import ATTR_FACT, ATTR_YOU, capital
 
 DONT_KNOW = "I don't know."
@@ -183,6 +184,35 @@ def ask_heard(st: Stream) -> Said | None:
                 k['memory'])
 
 
+def _quoted_keywords(words: str, names: list[str]) -> list[str]:
+    """The two longest content words of ``words`` (not a name): what a reply must repeat of them."""
+    skip = {n.lower() for n in names}
+    found = sorted((w for w in content_words(words) if w not in skip), key=lambda w: (-len(w), w))
+    return found[:2]
+
+
+def ask_said(st: Stream) -> Said | None:
+    """What a named person or the radio/TV said last, with no topic: answered with their words, quoted.
+
+    Only the newest words of the one asked about answer (older ones are not what "just said" asks); a person whose
+    newest words were said to the robot is not asked about (those are requests, not what they said to anyone).
+    """
+    named = [p for p in st.people if p.face in st.names]
+    asked_device = not named or st.rng.random() < 0.4
+    person = None if asked_device else st.rng.choice(named)
+    who = st.rng.choice(st.vocab['devices']) if person is None else person.name
+    present, asker = _asker(st, person)
+    heard = st.heard.get(DEVICE if person is None else person.face)
+    if heard is None:      # nothing ever heard from them
+        return _ask(st, 'ask_said', 'ask_said', {'who': who}, present, asker, DONT_REMEMBER, [], False)
+    epi, words = heard
+    if not words:
+        return None
+    answer = f'{capital(who)} said: "{words}"'
+    return _ask(st, 'ask_said', 'ask_said', {'who': who}, present, asker, answer,
+                _quoted_keywords(words, list(st.names.values())), True, epi)
+
+
 def ask_name(st: Stream) -> Said | None:
     """The asker's own name, asked alone in view."""
     person = st.rng.choice(st.people)
@@ -195,7 +225,7 @@ def ask_name(st: Stream) -> Said | None:
 
 QUESTIONS: dict[str, Callable[[Stream], Said | None]] = {
     'ask_other': ask_other, 'ask_self': ask_self, 'ask_object': ask_object, 'ask_event': ask_event,
-    'ask_topic': ask_topic, 'ask_heard': ask_heard, 'ask_name': ask_name,
+    'ask_topic': ask_topic, 'ask_heard': ask_heard, 'ask_said': ask_said, 'ask_name': ask_name,
 }
 REFUSALS = (DONT_KNOW, DONT_REMEMBER)
 

@@ -143,6 +143,8 @@ ASK: dict[str, tuple[str, ...]] = {
                   'what did {name} make of {topic}?'),
     'ask_heard': ('what did you hear about {subject}?', 'did the radio mention {subject}?',
                   'what was said on the radio about {subject}?', 'anything on the radio about {subject}?'),
+    'ask_said': ('what did you hear {who} say?', 'what was it that {who} said?', 'tell me what {who} was saying.',
+                 'what did {who} say a moment ago?'),
     'ask_name': ('what am I called?', 'who am I?', 'can you tell me my name?', "what's my name?"),
 }
 

@@ -36,6 +36,8 @@ from .templates import TEMPLATES
 from .world import ATTR_FACT, ATTR_VALUES, DAYS, DELAYS, TIMES, VOCAB, be, capital
 
 UTC = _dt.timezone.utc
+#: the key of :attr:`Stream.heard` for a radio or TV
+DEVICE = 'device'
 #: streams start on this day (UTC), one day apart
 BASE_TIME = _dt.datetime(2026, 3, 2, 8, 0, tzinfo=UTC).timestamp()
 
@@ -111,6 +113,9 @@ class Stream:
         self.voices: dict[str, str] = {}
         # what was said so far: key -> (memory index, value keyword, superseded keywords, extra)
         self.known: dict[tuple, dict[str, Any]] = {}
+        # the newest words heard from each source: a face singled out as the speaker, or DEVICE (a radio or TV)
+        # -> (the episode that heard them, the words; '' when they were said to the robot)
+        self.heard: dict[str, tuple[int, str]] = {}
 
     # -- names -------------------------------------------------------------------------------------------------------
     def who(self, person: Person, learned: dict[str, str] | None = None) -> str:
@@ -256,6 +261,10 @@ class Stream:
         epi = self._add_memory('episodic', script, faces, start, end)
         for f in said.facts + said.remembered:
             self.memories[f['memory']]['episode'] = epi     # where its words were heard
+        if said.transcript:
+            source = DEVICE if said.source == 'device' else said.speaker.face if said.speaker is not None else ''
+            if source:      # words to the robot are no answer to "what did Ana say?": kept as '' (none to ask)
+                self.heard[source] = (epi, '' if said.source == 'robot' else said.transcript)
         self.names.update(learned)
         for key, where, info in said.teach:
             old = self.known.get(key)

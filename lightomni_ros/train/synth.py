@@ -49,7 +49,7 @@ WEIGHTS = {'idle': 2.5, 'state': 3.0, 'about': 1.0, 'tell_robot': 1.0, 'intro': 
            'object_state': 1.5, 'object_move': 0.7, 'remember': 2.0, 'typed_note': 1.0, 'event': 1.5,
            'correction': 1.0, 'opinion': 2.0, 'to_person': 2.0, 'self_talk': 1.0, 'device': 3.0, 'remind': 1.5,
            'general': 2.0, 'chitchat': 2.0, 'ask_other': 2.5, 'ask_self': 1.0, 'ask_object': 2.5, 'ask_event': 1.5,
-           'ask_topic': 1.2, 'ask_heard': 1.2, 'ask_name': 0.6}
+           'ask_topic': 1.2, 'ask_heard': 1.2, 'ask_said': 1.0, 'ask_name': 0.6}
 
 
 @dataclasses.dataclass

@@ -58,8 +58,8 @@ DELAYS = (('three minutes', 180), ('five minutes', 300), ('ten minutes', 600), (
           ('twenty minutes', 1200), ('half an hour', 1800), ('two minutes', 120), ('fifteen minutes', 900))
 
 # Per split: names, objects (name, plural), places (phrase, keyword), events (phrase, 'day' or 'time'), topics,
-# tasks to be reminded of, broadcasts (line, keywords, subject a question names; '' when nobody would ask),
-# scenes and trivia / small talk with their replies.
+# tasks to be reminded of, what a radio or TV is called when asked about, broadcasts (line, keywords, subject a
+# question names; '' when nobody would ask), scenes and trivia / small talk with their replies.
 VOCAB: dict[str, dict[str, Any]] = {
     'train': {
         'names': ('Ana', 'Ben', 'Chloe', 'David', 'Elena', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jonas', 'Kemal', 'Lena',
@@ -85,6 +85,8 @@ VOCAB: dict[str, dict[str, Any]] = {
         'tasks': ('call the dentist', 'take the bread out of the oven', 'water the plants', 'check the laundry',
                   'phone my sister', 'move the car', 'take my medicine', 'send the invoice', 'feed the cat',
                   'turn off the sprinkler'),
+        # how someone asks what a radio or TV said
+        'devices': ('the radio', 'the TV', 'the news', 'the guy on the radio', 'the woman on TV', 'the presenter'),
         'broadcasts': (
             ('The bridge on Main Street will be closed until Monday.', ('bridge', 'monday'), 'the bridge'),
             ('Heavy rain is expected tomorrow afternoon across the region.', ('rain', 'tomorrow'), 'the weather'),
@@ -119,6 +121,7 @@ VOCAB: dict[str, dict[str, Any]] = {
         'topics': ('the new cafe', 'the election', 'the power cut', 'the birthday party', 'the cycling race',
                    'the roof repair'),
         'tasks': ('check the oven', 'call the bank', 'take the washing in', 'pick up the kids', 'book the taxi'),
+        'devices': ('the television', 'the announcer', 'the lady on the news', 'the voice on the radio'),
         'broadcasts': (
             ('The ferry to the island is cancelled because of strong winds.', ('ferry', 'cancelled'), 'the ferry'),
             ('The swimming pool reopens on Thursday after repairs.', ('pool', 'thursday'), 'the swimming pool'),
