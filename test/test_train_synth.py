@@ -259,7 +259,7 @@ def test_a_question_asked_another_way_is_a_second_generation_pair(train, held):
 
 
 def test_asked_what_someone_said_the_answer_quotes_their_newest_words(train, held):
-    """"What did Ana / the radio say?": Ana's (the radio's) newest words, quoted; never words said to the robot."""
+    """Asked what Ana (the radio) said: her (its) newest words, quoted; never words said to the robot."""
     n = 0
     for split in (train, held):
         before: list[dict] = []

@@ -66,7 +66,7 @@ def _cell(text: Any) -> str:
 
 
 def sources_line(sources: dict[str, int]) -> str:
-    """"3 of 8 generated (extractive 4, template 1)": where the answers to the questions came from."""
+    """Where the answers to the questions came from, as "3 of 8 generated (extractive 4, template 1)"."""
     total = sum(sources.values())
     rest = ', '.join(f'{k} {n}' for k, n in sorted(sources.items()) if k != 'generated')
     return f'{sources.get("generated", 0)} of {total} generated' + (f' ({rest})' if rest else '')
