@@ -189,11 +189,26 @@ def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=No
             loss = torch.stack([full_loss(backbone, *prompts[i]) for i in idx]).mean()
         return loss, {'loss': loss.item()}
 
+    @torch.no_grad()
+    def dataset_loss() -> float:
+        # the mean over every pair in fixed batches, dropout off: a before/after figure that batch noise cannot fake
+        model.eval()
+        b = max(1, cfg.batch)
+        losses = []
+        for i in range(0, len(prompts), b):
+            idx = range(i, min(i + b, len(prompts)))
+            losses.append(cached_loss(backbone, [items[j] for j in idx], split) if cached
+                          else torch.stack([full_loss(backbone, *prompts[j]) for j in idx]).mean())
+        model.train()
+        return float(torch.stack(losses).mean())
+
+    before = dataset_loss() if cfg.dataset_loss else None
     groups = [{'params': lora_parameters(model), 'lr': cfg.lr}]
     work = _work_dir(cfg, adapter)
     t_train = time.time()
     history = run_loop(cfg, groups, {'lora': _lora_state(model, adapter)}, step_fn, work, adapter)
     t_train = time.time() - t_train
+    after = dataset_loss() if cfg.dataset_loss else None
     model.eval()
     path = save_adapter(model, adapter, pathlib.Path(cfg.out_dir))
     shutil.rmtree(work / 'checkpoint', ignore_errors=True)
@@ -201,7 +216,8 @@ def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=No
     first = sum(h['loss'] for h in history[:n]) / n if history else float('nan')
     last = sum(h['loss'] for h in history[-n:]) / n if history else float('nan')
     return {'adapter': str(path), 'pairs': len(prompts), 'lora_layers': layers, 'path': 'cached' if cached else 'full',
-            'history': history, 'loss_first20': first, 'loss_last20': last, 'cache_s': round(t_cache, 1),
+            'history': history, 'loss_first20': first, 'loss_last20': last, 'dataset_loss_before': before,
+            'dataset_loss_after': after, 'cache_s': round(t_cache, 1),
             'train_s': round(t_train, 1), 'total_s': round(time.time() - t0, 1),
             'tokens_mean': sum(int(x.h.shape[0]) for x in items) / max(1, len(items)) if items else None}
 
