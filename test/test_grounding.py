@@ -72,6 +72,8 @@ def test_quote_candidates_follow_the_speaker_the_question_names() -> None:
             MemoryItem('recent:3', f'{UNSEEN_SPEAKER} said: ask not what your country can do for you', 0.1)]
     assert [m.ref for m in said_by('What did Joe say about his keys?', mems)] == ['profile:<face_1>', 'semantic:1']
     assert [m.ref for m in said_by('What did the man on the radio say?', mems)] == ['profile:<face_1>', 'recent:3']
+    for device in ('the presenter', 'the woman on the news'):     # a broadcast voice, not a person described
+        assert [m.ref for m in said_by(f'What did {device} say?', mems)] == ['profile:<face_1>', 'recent:3'], device
     assert said_by('What did Ana say?', mems) == mems, 'an unknown name filters nothing'
     # the source hint of an unseen speaker is no evidence: a reply about "a radio host" is not grounded by it
     assert evidence(mems[3].text).startswith('an unseen speaker said:')

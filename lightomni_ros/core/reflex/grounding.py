@@ -46,9 +46,10 @@ def is_quote_question(question: str) -> bool:
     return bool(_QUOTE.search(question or ''))
 
 
-#: words that point at a voice from a device: a quote question with one is about what an unseen speaker said
-_DEVICE = re.compile(r'\b(?:radio|tv|television|phone|telephone|loudspeaker|speakers?|podcast|intercom|broadcast)\b',
-                     re.I)
+#: words that point at a voice from a device: a quote question with one is about what an unseen speaker said ("the
+#: woman on the news" is a broadcast voice before she is a person described)
+_DEVICE = re.compile(r'\b(?:radio|tv|television|phone|telephone|loudspeaker|speakers?|podcast|intercom|broadcast|news|'
+                     r'presenter)\b', re.I)
 
 
 def names_a_device(text: str) -> bool:
