@@ -111,6 +111,12 @@ def test_what_someone_said_in_a_bystanders_presence_is_not_about_the_bystander(e
     assert misattributed('Kwame spends weekends birdwatching.', q, mems, ROBOT)
     said = extractive_answer('Robot, how does Mei spend her weekends?', mems, embed, ROBOT)
     assert said == 'From memory: Mei said: I spend my weekends birdwatching.'
+    # nor is what Mei said to Kwame, calling him by name
+    called = [mems[0], MemoryItem('recent:2', '<face_2> said: Kwame, I really enjoyed the cycling race.')]
+    weekends = 'Robot, how does Kwame like to spend weekends?'
+    assert 'memories of kwame' in misattributed('Kwame enjoys cycling.', weekends, called, ROBOT)
+    assert misattributed('Kwame comes from Accra.', "Robot, where is Kwame from?",
+                         [mems[0], MemoryItem('recent:3', '<face_1> said: I come from Accra.')], ROBOT) == ''
 
 
 def test_a_claim_about_a_thing_comes_from_memories_of_that_thing(embed) -> None:

@@ -67,12 +67,17 @@ def _mentions(text: str, people: set[str]) -> bool:
 _SPOKEN_EPISODE = re.compile(r'^I saw (.*?) and heard "(.*)"\.?$', re.S | re.I)
 
 
+#: the name a quote opens with when it calls someone: 'said: kwame, i really enjoyed ...', 'heard "ana, look ...'
+_VOCATIVE = re.compile(r'(said: |typed: |heard ")[a-z]+, ')
+
+
 def _about(text: str) -> str:
     """What a spoken memory tells about: an episode without its bystanders and scene labels.
 
     What Ana said in Bob's presence is not about Bob, and a laptop in view while Ana spoke of Hanoi is not what she
-    said about a laptop.
+    said about a laptop. Nor is "Kwame, I really enjoyed the race" about Kwame: the name only calls him.
     """
+    text = _VOCATIVE.sub(r'\1', text)
     m = _SPOKEN_EPISODE.match(text)
     if not m:
         return text
