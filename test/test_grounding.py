@@ -105,6 +105,9 @@ def test_a_confirmation_does_not_answer_a_question() -> None:
     # "what a ..." exclaims; "what about ..." and "what is an ..." ask
     assert not asks('What a long day it has been.') and not asks('Robot, what an idea!')
     assert asks('So, what about the keys') and asks('what is an allergy')
+    # asked what someone said, as a request: a confirmation is no answer to that either
+    assert asks('Tell me the last thing Ana said.')
+    assert reply_problem('Okay, I will remember that.', 'Robot, tell me the last thing the presenter said.', mems)
 
 
 def test_what_someone_only_asked_grounds_nothing() -> None:

@@ -154,13 +154,14 @@ _ASKED_AS_REQUEST = re.compile(r"\b(?:(?:tell me|any idea|do you know|you know|r
 def asks(text: str) -> bool:
     """Whether ``text`` asks a question.
 
-    A question mark, a clause that opens like one (lead-in words aside), or a request to tell what, where, when ...
+    A question mark, a clause that opens like one (lead-in words aside), a request to tell what, where, when ... or
+    what someone said ("tell me the last thing Ana said.").
     """
     words = _WORD.findall(text.lower())
     while words and words[0] in _LEAD:
         words.pop(0)
     return text.rstrip().endswith('?') or bool(_ASKS.search(text.strip())) or \
-        bool(_ASKS.match(' '.join(words))) or bool(_ASKED_AS_REQUEST.search(text))
+        bool(_ASKS.match(' '.join(words))) or bool(_ASKED_AS_REQUEST.search(text)) or is_quote_question(text)
 
 
 def is_refusal(reply: str) -> bool:
