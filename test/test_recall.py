@@ -52,7 +52,10 @@ def test_summary_questions_are_told_apart() -> None:
     assert is_summary_question('What happened this morning?') and is_summary_question('summarize my day')
     assert is_summary_question('what did we do yesterday') and is_summary_question('How was my afternoon?')
     assert not is_summary_question('where did I put my keys this morning?')
-    assert summary_answer(['09:00 a', '10:30 b'], 'this morning') == 'This morning: 09:00 a; then 10:30 b.'
+    assert summary_answer(['09:00 a', '10:30 b'], 'this morning') == 'This morning: at 09:00 a; then at 10:30 b.'
+    # a time is said when it changes
+    assert summary_answer(['18:51 Ana said "hi."', '18:51 Bob said "yes."', '18:52 c', 'd'], 'today') == \
+        'Today: at 18:51 Ana said "hi."; then Bob said "yes."; then at 18:52 c; then d.'
     assert summary_answer([], 'yesterday') == 'I do not remember anything yesterday.'
 
 

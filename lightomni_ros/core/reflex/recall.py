@@ -134,11 +134,25 @@ def window_context(events: Sequence[str], phrase: str) -> str:
     return f'What happened {phrase} (oldest first):\n{body}'
 
 
+#: the clock time an event of :func:`window_events` starts with
+_CLOCK = re.compile(r'^(\d\d:\d\d) ')
+
+
 def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> str:
-    """The main events of a window in order, in a sentence the robot can say (no model: used when none is)."""
+    """The main events of a window in order, in a sentence the robot can say (no model: used when none is).
+
+    A clock time is said when it changes ("at 09:00 Ana said ...; then Bob said ...; then at 10:30 ..."): events of
+    the same minute read as one stretch, not as a list of time stamps.
+    """
     if not events:
         return f'I do not remember anything {phrase}.'
-    said = [_words(e.rstrip('.'), max_words) for e in events]
+    said, last = [], ''
+    for e in events:
+        m = _CLOCK.match(e)
+        at = m.group(1) if m else ''
+        text = _words(e[m.end():] if m else e, max_words).rstrip('.')
+        said.append(f'at {at} {text}' if at and at != last else text)
+        last = at or last
     return f'{phrase[0].upper()}{phrase[1:]}: ' + '; then '.join(said) + '.'
 
 
