@@ -18,6 +18,7 @@ from lightomni_ros.core.reflex.types import SegmentInput
 from lightomni_ros.train import pairs, phrasing, restate, synth, templates, world
 from lightomni_ros.train.eval_answers import has, matches
 from lightomni_ros.train.questions import REFUSALS
+from lightomni_ros.train.stream import UTC
 
 SMALL = synth.SynthConfig(streams=3, segments=30)
 
@@ -280,6 +281,59 @@ def test_asked_what_someone_said_the_answer_quotes_their_newest_words(train, hel
                 n += 1
             before.append(e)
     assert n >= 10
+
+
+def test_asked_what_happened_in_a_window_the_answer_names_its_events_in_order(train, held):
+    """A window question reads the window's events as the engine renders them; the reply tells what they taught."""
+    from lightomni_ros.core.reflex.grounding import reply_problem
+    from lightomni_ros.core.reflex.recall import is_summary_question
+    from lightomni_ros.core.reflex.types import MemoryItem
+    from lightomni_ros.core.timeparse import find_window
+    from lightomni_ros.train import windows
+    from lightomni_ros.train.lm import pair_prompt
+
+    n = 0
+    for split in (train, held):
+        asks = [p for p in split['pairs']['generation'] if p['kind'] == 'ask_window']
+        assert len(asks) >= 4, 'about two per stream'
+        for p in asks:
+            question = p['transcript'] or p['typed_text']
+            window = find_window(question, p['end'], UTC)
+            assert window is not None and is_summary_question(question), question
+            assert p['window'].startswith(f'What happened {window.phrase} (oldest first):\n- ')
+            assert split['split'] == 'train' or any(question.endswith(t.format(n=re.search(r'\d+', question)[0]))
+                                                    for t in templates.TEMPLATES['heldout']['ask_window'])
+            events = p['window'].splitlines()[1:]
+            # grounded the way the engine checks a summary: in the events it was shown (and the names memory knows)
+            told = [MemoryItem('event', e) for e in events] + [MemoryItem(m['ref'], m['text']) for m in p['memories']]
+            assert reply_problem(p['target'], question, told) == '', p['target']
+            clauses = p['target'].split(', ', 1)[1].rstrip('.').split('; then ')
+            assert 1 <= len(clauses) <= windows.MAX_CLAUSES
+            n += 1
+    assert n >= 8
+    # the prompt is the engine's: the window's events take S_g's place
+    p = next(p for p in train['pairs']['generation'] if p['kind'] == 'ask_window')
+
+    class Chat:
+        bos, end = '', '<end>'
+
+        @staticmethod
+        def turn(role, text):
+            return f'<{role}>{text}'
+
+        @staticmethod
+        def open(role):
+            return f'<{role}>'
+
+    class Backbone:     # what the prompt functions read of a text backbone (no weights needed here)
+        chat, kind = Chat(), 'text'
+
+        @staticmethod
+        def text_part(text):
+            return text
+    parts, target = pair_prompt(Backbone(), p, 'generation')
+    assert parts[0] == P.response_prefix('', 96, Chat(), window=p['window']) and p['window'] in parts[0]
+    assert target == p['target'] + '<end>'
 
 
 def test_a_speaker_nobody_singled_out_gets_no_first_person_fact(train):

@@ -296,12 +296,15 @@ def _recent(engine: Any) -> list[str]:
 
 def window_questions(records: Sequence[dict[str, Any]]) -> list[tuple[str, float, float]]:
     """(question, asked at, minutes) after a stream: the last third and the last two thirds of it, in minutes."""
+    from .templates import TEMPLATES
+
+    ask = TEMPLATES['heldout']['ask_window'][0]      # no training pair asks this way (train.windows)
     first, last = records[0]['start'], records[-1]['end']
     span_min = (last - first) / 60.0
     out = []
     for frac in (1 / 3, 2 / 3):
         minutes = max(1, round(span_min * frac))
-        out.append((f'Robot, what happened in the last {minutes} minutes?', last + 5.0, float(minutes)))
+        out.append((f'Robot, {ask.format(n=minutes)}', last + 5.0, float(minutes)))
     return out
 
 

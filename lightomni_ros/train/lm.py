@@ -65,7 +65,9 @@ def pair_prompt(backbone, pair: dict[str, Any], adapter: str) -> tuple[list, str
         raise ValueError(f'adapter must be one of {LM_ADAPTERS}, not {adapter!r}')
     rc = ResponseConfig()
     mems = [MemoryItem(m['ref'], m['text']) for m in pair.get('memories', [])]
-    parts = [backbone.text_part(P.response_prefix(pair.get('sg', ''), rc.sg_max_tokens, chat))] + \
+    # a question about a span of time reads that span's events instead of S_g (ReflexEngine._recall)
+    prefix = P.response_prefix(pair.get('sg', ''), rc.sg_max_tokens, chat, window=pair.get('window') or None)
+    parts = [backbone.text_part(prefix)] + \
         P.response_parts(backbone, seg, mems, pair.get('names'), rc.memory_max_tokens, UTC)
     return parts, pair['target'] + chat.end
 

@@ -141,6 +141,8 @@ def generation_pairs(examples: list[dict[str, Any]], probes: list[dict[str, Any]
         pair = {f: ex[f] for f in SEGMENT_FIELDS if f in ex} | {'kind': ex.get('kind', ''), 'sg': ex['sg'],
                                                                 'memories': ex['context'], 'target': ex['response'],
                                                                 'answer': ex.get('answer')}
+        if ex.get('window'):        # a question about a span of time reads its events instead of S_g
+            pair['window'] = ex['window']
         out.append(pair)
         if ex.get('reworded'):
             out.append(pair | ex['reworded'])

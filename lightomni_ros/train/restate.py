@@ -131,7 +131,7 @@ ASK: dict[str, tuple[str, ...]] = {
     'ask_self_sport': ('what sport do I play?', 'do you remember my sport?', 'which team sport do I play?'),
     'ask_object': ('where can I find the {obj}?', 'where {be} the {obj} right now?',
                    'do you remember where the {obj} {be}?',
-                   'what happened to the {obj}, where {is_it}?', 'where was the {obj} put?'),
+                   'what became of the {obj}, where {is_it}?', 'where was the {obj} put?'),
     'ask_object_of': ('where did {name} leave the {obj}?', "do you know where {name}'s {obj} {be}?",
                       'where has {name} put the {obj}?'),
     'ask_object_own': ('where did I leave my {obj}?', 'have you seen my {obj}?', 'do you know where my {obj} {be}?',

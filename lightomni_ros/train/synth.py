@@ -33,7 +33,7 @@ import pathlib
 import random
 from typing import Any, Sequence
 
-from . import events, pairs, phrasing, questions, restate, stream, templates, world
+from . import events, pairs, phrasing, questions, restate, stream, templates, windows, world
 from .stream import Stream
 from .templates import TEMPLATES
 
@@ -72,6 +72,7 @@ class SynthConfig:
     unseen_asker: float = 0.1      # questions asked from out of view (nobody in view; always with a wake word)
     unanswerable: float = 0.25     # questions about something never said
     probes: int = 0                # generation-only questions at the end of each stream
+    window_questions: int = 2      # and "what happened in the last N minutes?" after them (train.windows)
     idle_pairs: float = 0.3        # silent segments among the memory adapter's pairs
     # segments perception gives no frame labels (camera dark or covered, nothing it recognises): a radio heard in
     # a dark room is rendered with neither people nor a scene, which the memory pass must handle too
@@ -172,6 +173,7 @@ def generate(split: str, seed: int | None = None, cfg: SynthConfig | None = None
             step(st)
         for _ in range(cfg.probes):
             probe(st)
+        st.probes += windows.window_probes(st, cfg.window_questions)
         memories += st.memories
         probes += st.probes
         for ex in st.examples:
@@ -218,11 +220,11 @@ def generator_digest() -> str:
     ``content_words``, how memory renders entries and S_g lines): a change there changes the data.
     """
     from ..core.memory import global_state, store
-    from ..core.reflex import config, grounding
+    from ..core.reflex import config, grounding, recall
 
     digest = hashlib.sha256(pathlib.Path(__file__).read_bytes())
-    for mod in (events, pairs, phrasing, questions, restate, stream, templates, world, config, global_state, grounding,
-                store):
+    for mod in (events, pairs, phrasing, questions, restate, stream, templates, windows, world, config, global_state,
+                grounding, recall, store):
         digest.update(pathlib.Path(mod.__file__).read_bytes())
     return digest.hexdigest()[:16]
 

@@ -238,9 +238,7 @@ class ReflexEngine:
         if kind == 'reflex':
             return P.system_prefix(P.SYSTEM_REFLEX, self.sg_script, chat)
         if kind.startswith('response'):
-            if script is not None:
-                return P.system_prefix(P.SYSTEM_RESPONSE, script, chat, 'Recent events:')
-            return P.response_prefix(self.sg_script, self.cfgs.response.sg_max_tokens, chat)
+            return P.response_prefix(self.sg_script, self.cfgs.response.sg_max_tokens, chat, window=script)
         if kind == 'memory':
             return P.memory_prefix(chat)
         return P.system_prefix(system, self.sg_script, chat)

@@ -204,8 +204,13 @@ def memory_target(topic: Mapping[str, Any]) -> str:
 
 
 # -- the response ------------------------------------------------------------------------------------------------
-def response_prefix(sg_script: str, max_tokens: int, chat: ChatFormat = CHATML) -> str:
-    """System text and the newest part of S_g with short times: the response's cacheable prefix."""
+def response_prefix(sg_script: str, max_tokens: int, chat: ChatFormat = CHATML, window: str | None = None) -> str:
+    """System text and the newest part of S_g with short times: the response's cacheable prefix.
+
+    ``window`` (the events of a span of time a question asks about, :func:`.recall.window_context`) takes S_g's place.
+    """
+    if window is not None:
+        return system_prefix(SYSTEM_RESPONSE, window, chat, 'Recent events:')
     return system_prefix(SYSTEM_RESPONSE, compact_sg(sg_script, max_tokens), chat, 'Recent events:')
 
 

@@ -73,7 +73,7 @@ def told(script: str, robot: Sequence[str] = ()) -> str:
     return f'{name} {verb} "{gist(unaddressed(heard.group(1).strip(), robot))}"'
 
 
-def _spread(items: list, n: int) -> list:
+def spread(items: list, n: int) -> list:
     """``n`` of ``items`` spread evenly (first and last kept), in their order."""
     if len(items) <= n:
         return list(items)
@@ -119,7 +119,7 @@ def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start
     tiers = [_tier(text, _HEARD.search(text)) for _, text in lines]
     keep: list[int] = []
     for tier in (0, 1, 2, 3):
-        keep += _spread([i for i, t in enumerate(tiers) if t == tier], max_events - len(keep))
+        keep += spread([i for i, t in enumerate(tiers) if t == tier], max_events - len(keep))
         if len(keep) >= max_events:
             break
     known = names(items)
@@ -156,4 +156,5 @@ def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> s
     return f'{phrase[0].upper()}{phrase[1:]}: ' + '; then '.join(said) + '.'
 
 
-__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer', 'names']
+__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer', 'names',
+           'spread']

@@ -1,0 +1,115 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Generation pairs for questions about a span of time ("what went on in the past 12 minutes?", paper A.3).
+
+At the end of a stream someone asks the robot what happened over its last minutes. The prompt is the one the engine
+builds for such a question (``ReflexEngine._recall``): the window's events, picked and worded by
+:func:`~lightomni_ros.core.reflex.recall.window_events` from the window's episodic entries as the store renders
+them, take S_g's place (``window``), and the memories are the profiles of the people memory knows. The target names
+the shown events that taught something (at most four, spread over the window), in order and in the robot's words:
+the facts a segment taught ("Mei is allergic to pollen"), "I met Kwame" for an introduction, "I heard that ..." for
+what a radio or TV announced. Questions, small talk and silence are left out: they are not what a summary is for.
+The draws come from a generator of their own, so the streams (segments, labels, other pairs) do not change.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from typing import Any
+
+from ..core.reflex.addressing import wake_words
+from ..core.reflex.config import LatentConfig, ResponseConfig
+from ..core.reflex.recall import spread, window_context, window_events
+from ..core.reflex.sleep import CALLED_FACT
+from ..core.reflex.types import MemoryItem
+from ..core.timeparse import find_window
+from .stream import UTC, Stream
+
+#: the robot's names, as the engine leaves them out of the events' quotes
+ROBOT = wake_words(LatentConfig().wake_words)
+#: events a summary names: a reply is cut at ``backbone.max_new_tokens`` (48) tokens
+MAX_CLAUSES = 4
+_FACE = re.compile(r'<face_\d+>')
+
+
+#: words that open a fact and are lower case inside a sentence ("then the yoga class is at eleven")
+_ARTICLES = ('The ', 'A ', 'An ', 'My ', 'Our ')
+
+
+def clause(ex: dict[str, Any], names: dict[str, str], news: set[str]) -> str:
+    """What one segment taught, as a summary says it ('' when nothing: a question, small talk, silence).
+
+    ``news``: the broadcasts of the split that announce something (a drama's or a match's lines do not).
+    """
+    if ex['source'] == 'device':
+        said = ex['transcript'].strip().rstrip('.')
+        return f'I heard that {said[0].lower()}{said[1:]}' if ex['transcript'].strip() in news else ''
+    told = []
+    for f in ex.get('facts') or []:
+        called = CALLED_FACT.match(f['text'])
+        if called:
+            told.append(f'I met {called.group(2)}')
+            continue
+        text = _FACE.sub(lambda m: names.get(m.group(0), 'someone'), f['text']).rstrip('.')
+        told.append(f'{text[0].lower()}{text[1:]}' if text.startswith(_ARTICLES) else text)
+    return ' and '.join(told)
+
+
+def target(phrase: str, clauses: list[str]) -> str:
+    """The reply: the clauses in order, at most :data:`MAX_CLAUSES` spread over the window ('' when none)."""
+    if not clauses:
+        return ''
+    return f'{phrase[0].upper()}{phrase[1:]}, ' + '; then '.join(spread(clauses, MAX_CLAUSES)) + '.'
+
+
+def window_probe(st: Stream, rng: random.Random, at: float, minutes: int) -> dict[str, Any] | None:
+    """One "what happened in the last ``minutes`` minutes?" generation pair asked at ``at`` (None: nothing to tell)."""
+    start = at - minutes * 60.0
+    shown = [i for i, ex in enumerate(st.examples) if ex['end'] >= start and ex['start'] <= at]
+    if not shown:
+        return None
+    profiles = [MemoryItem(f'profile:{f}', f'{f} is {n}') for f, n in st.names.items()]
+    items = [MemoryItem(f'episodic:{st.episodes[i]}', st.rendered(st.episodes[i])) for i in shown]
+    k = ResponseConfig().summary_events
+
+    def events(of: list[MemoryItem]) -> list[str]:
+        return window_events(profiles + of, [], start, at, UTC, k, ROBOT)
+    lines = events(items)
+    # which segment each shown line tells of: the line that segment alone gives
+    own = {}
+    for i, item in zip(shown, items):
+        own.setdefault(events([item])[0], i)
+    news = {line for line, _, subject in st.vocab['broadcasts'] if subject}
+    told = [clause(st.examples[own[line]], st.names, news) for line in lines if line in own]
+    asker = rng.choice(st.people)
+    question = f'{rng.choice(st.tpl["wake"])} {rng.choice(st.tpl["ask_window"]).format(n=minutes)}'
+    window = find_window(question, at + 3.0, UTC)     # the phrase the engine reads, as it reads it
+    reply = target(f'in the last {minutes} minutes', [c for c in told if c])
+    if not reply or window is None:
+        return None
+    typed = rng.random() < 0.3
+    return {'kind': 'ask_window', 'start': round(at, 1), 'end': round(at + 3.0, 1), 'face_ids': [asker.face],
+            'speaker_face': '' if typed else asker.face, 'visual_tags': rng.sample(st.vocab['scenes'], 1),
+            'transcript': '' if typed else question, 'typed_text': question if typed else '', 'sg': '',
+            'window': window_context(lines, window.phrase), 'names': dict(st.names), 'response': reply,
+            'answer': None, 'context': [{'ref': m.ref, 'text': m.text} for m in profiles]}
+
+
+def window_probes(st: Stream, n: int) -> list[dict[str, Any]]:
+    """``n`` window questions at the end of ``st``, over a quarter to nine tenths of it (fewer when nothing to tell)."""
+    rng = random.Random(f'{st.split}:{st.index}:windows')
+    if not st.examples or n <= 0:
+        return []
+    at = st.t + 5.0
+    span = (at - st.examples[0]['start']) / 60.0
+    out = []
+    for _ in range(n):
+        probe = window_probe(st, rng, at, max(1, round(span * rng.uniform(0.25, 0.9))))
+        if probe is not None:
+            out.append(probe)
+        at += rng.uniform(5.0, 30.0)
+    return out
+
+
+__all__ = ['clause', 'target', 'window_probe', 'window_probes']
