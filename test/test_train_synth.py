@@ -295,7 +295,7 @@ def test_asked_what_happened_in_a_window_the_answer_names_its_events_in_order(tr
     n = 0
     for split in (train, held):
         asks = [p for p in split['pairs']['generation'] if p['kind'] == 'ask_window']
-        assert len(asks) >= 4, 'about two per stream'
+        assert len(asks) >= 8, 'about four per stream'
         for p in asks:
             question = p['transcript'] or p['typed_text']
             window = find_window(question, p['end'], UTC)
