@@ -28,7 +28,7 @@ from .stream import UTC, Stream
 
 #: the robot's names, as the engine leaves them out of the events' quotes
 ROBOT = wake_words(LatentConfig().wake_words)
-#: events a summary names: a reply is cut at ``backbone.max_new_tokens`` (48) tokens
+#: events a summary names at most (its reply is bounded by ``response.summary_max_new_tokens``)
 MAX_CLAUSES = 4
 _FACE = re.compile(r'<face_\d+>')
 

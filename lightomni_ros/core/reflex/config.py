@@ -177,6 +177,9 @@ class ResponseConfig:
                                    'most, in time order: the main ones first (something said, then questions, then '
                                    'what was only seen), chosen from up to three times as many episodic entries '
                                    'of the window spread over it.', min=1)
+    summary_max_new_tokens: int = param(80, 'Upper bound on generated tokens of the answer to a question about a '
+                                            'time window: it names several events (the generation adapter learns '
+                                            'summaries of up to four, 43 tokens at the median, 67 at most).', min=1)
 
 
 @dataclass

@@ -665,8 +665,8 @@ class ReflexEngine:
                                self.cfgs.response.summary_events, wake_words(self.cfgs.latent.wake_words))
         t0 = time.perf_counter()
         profiles = [m for m in memories if m.ref.startswith('profile:')]
-        response, _ = self.respond(seg, profiles, stop=self.preemption.halted,
-                                   context=window_context(events, window.phrase))
+        response, _ = self.respond(seg, profiles, self.cfgs.response.summary_max_new_tokens,
+                                   stop=self.preemption.halted, context=window_context(events, window.phrase))
         lat['generation'] = (time.perf_counter() - t0) * 1000
         told = [MemoryItem('event', e) for e in events] + memories
         problem = reply_problem(response, seg.utterance, told, self.cfgs.response.grounding_min_overlap) \
