@@ -25,12 +25,13 @@ SMALL = synth.SynthConfig(streams=3, segments=30)
 
 @pytest.fixture(scope='module')
 def train():
-    return synth.generate('train', cfg=synth.SynthConfig(streams=8, segments=44, probes=4))
+    return synth.generate('train', cfg=synth.SynthConfig(streams=8, segments=44, probes=4, window_questions=4))
 
 
 @pytest.fixture(scope='module')
 def held():
-    return synth.generate('heldout', cfg=synth.SynthConfig(streams=4, segments=44, noise_kinds=synth.HELDOUT_NOISE))
+    cfg = synth.SynthConfig(streams=4, segments=44, noise_kinds=synth.HELDOUT_NOISE, window_questions=4)
+    return synth.generate('heldout', cfg=cfg)
 
 
 def test_same_seed_same_data_other_seed_other_data():

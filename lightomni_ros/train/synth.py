@@ -72,7 +72,9 @@ class SynthConfig:
     unseen_asker: float = 0.1      # questions asked from out of view (nobody in view; always with a wake word)
     unanswerable: float = 0.25     # questions about something never said
     probes: int = 0                # generation-only questions at the end of each stream
-    window_questions: int = 4      # and "what happened in the last N minutes?" after them (train.windows)
+    # and "what happened in the last N minutes?" after them (train.windows); 0 by default: the adapter trained with
+    # four per stream summarised worse than the extractive summary (models/README.md, 2026-12-04)
+    window_questions: int = 0
     idle_pairs: float = 0.3        # silent segments among the memory adapter's pairs
     # segments perception gives no frame labels (camera dark or covered, nothing it recognises): a radio heard in
     # a dark room is rendered with neither people nor a scene, which the memory pass must handle too

@@ -178,8 +178,9 @@ class ResponseConfig:
                                    'what was only seen), chosen from up to three times as many episodic entries '
                                    'of the window spread over it.', min=1)
     summary_max_new_tokens: int = param(80, 'Upper bound on generated tokens of the answer to a question about a '
-                                            'time window: it names several events (the generation adapter learns '
-                                            'summaries of up to four, 43 tokens at the median, 67 at most).', min=1)
+                                            'time window: it names several events (summaries of four events in '
+                                            'the training generator are 43 tokens at the median, 67 at most).',
+                                        min=1)
 
 
 @dataclass
