@@ -207,6 +207,21 @@ def test_outbox_keeps_writes_while_the_server_is_down(tmp_path, embedder, server
         b.close()
 
 
+def test_a_port_taken_before_the_server_binds_it_gets_new_ports(tmp_path):
+    """A free port chosen for the server can be taken before Milvus binds it: the first start picks others."""
+    import socket
+
+    from lightomni_ros.tools.milvus_server import MilvusServer
+    srv = MilvusServer(tmp_path / 'taken')
+    taken = srv.ports['root_coord_port']      # the port of the component that failed to bind in a CI run
+    with socket.socket() as s:
+        s.bind(('0.0.0.0', taken))
+        s.listen()
+        with srv:
+            assert srv.healthy() and srv.ports['root_coord_port'] != taken
+            assert 'address already in use' in srv.log_tail(10 ** 6)
+
+
 def test_token_authentication_passes_through(tmp_path, embedder, monkeypatch):
     from lightomni_ros.tools.milvus_server import MilvusServer
     with MilvusServer(tmp_path / 'auth', authorization=True) as srv:

@@ -57,7 +57,10 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
     a = next(a for a in actions if a.segment_id == 41)
     assert a.source == Action.SOURCE_SEGMENT and a.speak and a.search and a.response.strip()
     assert 0.0 <= a.p_speech <= 1.0 and 0.0 <= a.p_search <= 1.0
-    assert a.backend.startswith('torch') and a.response_source in ('generated', 'extractive')
+    # the model ran (the generation stage below); what is said is its reply, or "I don't know." when the grounding
+    # check refuses a claim the (still empty) memory does not hold
+    assert a.backend.startswith('torch') and (a.response_source in ('generated', 'extractive')
+                                              or (a.response_source, a.response) == ('template', "I don't know."))
     stages = {s.stage: s.ms for s in a.latency}
     assert {'reflex', 'retrieval', 'generation', 'eos_to_action'} <= set(stages), stages
     # the reply in pieces for text-to-speech: published before the Action, the same words in total

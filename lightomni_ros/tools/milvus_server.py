@@ -83,13 +83,18 @@ class MilvusServer:
         self.session_ttl_s = session_ttl_s
         self.authorization = authorization
         self.tls = tls or {}
-        self.ports = {name: free_port() for name in _PORTS}
-        if port:
-            self.ports['proxy_port'] = port
-        self.metrics_port = free_port()
-        self.etcd_peer_port = free_port()
+        self._fixed_port = port
+        self._pick_ports()
+        self._started = False
         self.proc: subprocess.Popen | None = None
         self._log: Any = None
+
+    def _pick_ports(self) -> None:
+        self.ports = {name: free_port() for name in _PORTS}
+        if self._fixed_port:
+            self.ports['proxy_port'] = self._fixed_port
+        self.metrics_port = free_port()
+        self.etcd_peer_port = free_port()
 
     @property
     def port(self) -> int:
@@ -126,8 +131,26 @@ class MilvusServer:
         # a killed server's session must expire before a restarted one is served (default 30 s)
         return re.sub(r'(\n\s+ttl:) 30\b', rf'\1 {int(self.session_ttl_s)}', text)
 
-    def start(self, timeout_s: float = 300.0) -> 'MilvusServer':
-        """Start the process and wait until it reports healthy (RuntimeError with its log tail otherwise)."""
+    def start(self, timeout_s: float = 300.0, attempts: int = 3) -> 'MilvusServer':
+        """Start the process and wait until it reports healthy (RuntimeError with its log tail otherwise).
+
+        A free port can be taken by another process between its choice and Milvus binding it; on a first start the
+        server then gets new ports and another try (up to ``attempts``). A restart keeps its ports: clients know them.
+        """
+        for attempt in range(attempts):
+            log = self.base / 'logs' / 'server.log'
+            offset = log.stat().st_size if log.exists() else 0
+            try:
+                return self._start(timeout_s)
+            except RuntimeError:
+                taken = log.exists() and 'address already in use' in log.read_text(errors='replace')[offset:]
+                if self._started or not taken or attempt == attempts - 1:
+                    raise
+                self.stop()
+                self._pick_ports()
+        raise AssertionError('unreachable')
+
+    def _start(self, timeout_s: float) -> 'MilvusServer':
         bin_dir = binaries()
         for sub in ('configs', 'logs', 'data', 'run'):
             (self.base / sub).mkdir(parents=True, exist_ok=True)
@@ -149,6 +172,7 @@ class MilvusServer:
             if self.proc.poll() is not None:
                 raise RuntimeError(f'Milvus exited with {self.proc.returncode}: {self.log_tail()}')
             if self.healthy():
+                self._started = True
                 return self
             time.sleep(0.2)
         self.stop()
