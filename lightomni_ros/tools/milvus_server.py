@@ -137,18 +137,19 @@ class MilvusServer:
         A free port can be taken by another process between its choice and Milvus binding it; on a first start the
         server then gets new ports and another try (up to ``attempts``). A restart keeps its ports: clients know them.
         """
-        for attempt in range(attempts):
-            log = self.base / 'logs' / 'server.log'
+        log = self.base / 'logs' / 'server.log'
+        left = attempts
+        while True:
             offset = log.stat().st_size if log.exists() else 0
+            left -= 1
             try:
                 return self._start(timeout_s)
             except RuntimeError:
                 taken = log.exists() and 'address already in use' in log.read_text(errors='replace')[offset:]
-                if self._started or not taken or attempt == attempts - 1:
+                if self._started or not taken or left <= 0:
                     raise
                 self.stop()
                 self._pick_ports()
-        raise AssertionError('unreachable')
 
     def _start(self, timeout_s: float) -> 'MilvusServer':
         bin_dir = binaries()

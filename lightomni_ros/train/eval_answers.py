@@ -41,6 +41,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
+from .templates import TEMPLATES
+
 log = logging.getLogger('lightomni.train')
 
 
@@ -296,8 +298,6 @@ def _recent(engine: Any) -> list[str]:
 
 def window_questions(records: Sequence[dict[str, Any]]) -> list[tuple[str, float, float]]:
     """(question, asked at, minutes) after a stream: the last third and the last two thirds of it, in minutes."""
-    from .templates import TEMPLATES
-
     ask = TEMPLATES['heldout']['ask_window'][0]      # no training pair asks this way (train.windows)
     first, last = records[0]['start'], records[-1]['end']
     span_min = (last - first) / 60.0

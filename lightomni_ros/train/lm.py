@@ -183,12 +183,13 @@ def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=No
     t_cache = time.time() - t_cache
     model.train()
 
-    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
-        idx = torch.randint(len(prompts), (cfg.batch,), generator=gen).tolist()
+    def batch_loss(idx: list[int]) -> torch.Tensor:
         if cached:
-            loss = cached_loss(backbone, [items[i] for i in idx], split)
-        else:
-            loss = torch.stack([full_loss(backbone, *prompts[i]) for i in idx]).mean()
+            return cached_loss(backbone, [items[i] for i in idx], split)
+        return torch.stack([full_loss(backbone, *prompts[i]) for i in idx]).mean()
+
+    def step_fn(step: int, gen: torch.Generator) -> tuple[torch.Tensor, dict[str, float]]:
+        loss = batch_loss(torch.randint(len(prompts), (cfg.batch,), generator=gen).tolist())
         return loss, {'loss': loss.item()}
 
     @torch.no_grad()
@@ -196,11 +197,7 @@ def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=No
         # the mean over every pair in fixed batches, dropout off: a before/after figure that batch noise cannot fake
         model.eval()
         b = max(1, cfg.batch)
-        losses = []
-        for i in range(0, len(prompts), b):
-            idx = range(i, min(i + b, len(prompts)))
-            losses.append(cached_loss(backbone, [items[j] for j in idx], split) if cached
-                          else torch.stack([full_loss(backbone, *prompts[j]) for j in idx]).mean())
+        losses = [batch_loss(list(range(i, min(i + b, len(prompts))))) for i in range(0, len(prompts), b)]
         model.train()
         return float(torch.stack(losses).mean())
 

@@ -15,12 +15,11 @@ The draws come from a generator of their own, so the streams (segments, labels, 
 from __future__ import annotations
 
 import random
-import re
 from typing import Any
 
 from ..core.reflex.addressing import wake_words
 from ..core.reflex.config import LatentConfig, ResponseConfig
-from ..core.reflex.recall import spread, window_context, window_events
+from ..core.reflex.recall import named, spread, window_context, window_events
 from ..core.reflex.sleep import CALLED_FACT
 from ..core.reflex.types import MemoryItem
 from ..core.timeparse import find_window
@@ -30,7 +29,6 @@ from .stream import UTC, Stream
 ROBOT = wake_words(LatentConfig().wake_words)
 #: events a summary names at most (its reply is bounded by ``response.summary_max_new_tokens``)
 MAX_CLAUSES = 4
-_FACE = re.compile(r'<face_\d+>')
 
 
 #: words that open a fact and are lower case inside a sentence ("then the yoga class is at eleven")
@@ -51,7 +49,7 @@ def clause(ex: dict[str, Any], names: dict[str, str], news: set[str]) -> str:
         if called:
             told.append(f'I met {called.group(2)}')
             continue
-        text = _FACE.sub(lambda m: names.get(m.group(0), 'someone'), f['text']).rstrip('.')
+        text = named(f['text'], names).rstrip('.')
         told.append(f'{text[0].lower()}{text[1:]}' if text.startswith(_ARTICLES) else text)
     return ' and '.join(told)
 

@@ -44,6 +44,11 @@ def _words(text: str, n: int) -> str:
     return ' '.join(w[:n]) + (' ...' if len(w) > n else '')
 
 
+def named(text: str, known: dict[str, str]) -> str:
+    """``text`` with its face ids said as the names memory knows ("someone" for a face no profile names)."""
+    return _FACE.sub(lambda m: known.get(m.group(0), 'someone'), text)
+
+
 def names(items: Sequence[MemoryItem]) -> dict[str, str]:
     """Face id -> name, from the profiles among retrieved items ("<face_1> is Ana (...)")."""
     found = (_PROFILE.match(m.text) for m in items if m.ref.startswith('profile:'))
@@ -124,8 +129,7 @@ def window_events(items: Sequence[MemoryItem], nodes: Sequence[StateNode], start
             break
     known = names(items)
     # a face no profile names is "someone" (a face id is no word to say)
-    return [_FACE.sub(lambda m: known.get(m.group(0), 'someone'), f'{lines[i][0]} {told(lines[i][1], robot)}'.strip())
-            for i in sorted(keep)]
+    return [named(f'{lines[i][0]} {told(lines[i][1], robot)}'.strip(), known) for i in sorted(keep)]
 
 
 def window_context(events: Sequence[str], phrase: str) -> str:
@@ -157,4 +161,4 @@ def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> s
 
 
 __all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer', 'names',
-           'spread']
+           'named', 'spread']
