@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, people_asked,
+from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, people_asked, said_at,
                                                  unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.types import MemoryItem
 
@@ -248,3 +248,20 @@ def test_two_quotes_of_one_speaker_name_the_speaker_once(embed) -> None:
             MemoryItem('semantic:2', f'{radio} said: And so my fellow Americans.')]
     said = extractive_answer('Robot, what did the man on the radio say?', mems, embed, ROBOT)
     assert said.count('an unseen speaker said:') == 1 and 'Ask not!' in said and 'fellow Americans' in said, said
+
+
+def test_of_two_memories_that_tell_the_same_thing_the_newest_is_quoted(embed) -> None:
+    mems = [MemoryItem('semantic:1', '[2026-03-02 09:00:00]--[2026-03-02 09:00:04]: <face_1> said: Heads up, the choir '
+                                     'practice is at three.'),
+            MemoryItem('semantic:2', '[2026-03-02 09:30:00]--[2026-03-02 09:30:04]: The choir practice is at nine.'),
+            MemoryItem('semantic:3', '[2026-03-02 08:00:00]--[2026-03-02 08:00:04]: The bus leaves at noon.')]
+    reply = extractive_answer('Robot, when do we have the choir practice?', mems, embed, ROBOT)
+    assert 'nine' in reply and 'three' not in reply, reply
+    # the same memories in another order, and the older one said again later: the repeat is the newest
+    again = [mems[1], MemoryItem('semantic:1', '[2026-03-02 09:00:00]--[2026-03-02 09:45:00]: <face_1> said: Heads '
+                                               'up, the choir practice is at three.')]
+    assert said_at(again[1]) == '2026-03-02 09:45:00'
+    reply = extractive_answer('Robot, when do we have the choir practice?', again, embed, ROBOT)
+    assert 'three' in reply and 'nine' not in reply, reply
+    # a recent interaction (no time) is the newest of all
+    assert said_at(MemoryItem('recent:4', '<face_1> said: it is at ten')) > said_at(again[1])

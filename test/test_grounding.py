@@ -72,7 +72,8 @@ def test_quote_candidates_follow_the_speaker_the_question_names() -> None:
             MemoryItem('recent:3', f'{UNSEEN_SPEAKER} said: ask not what your country can do for you', 0.1)]
     assert [m.ref for m in said_by('What did Joe say about his keys?', mems)] == ['profile:<face_1>', 'semantic:1']
     assert [m.ref for m in said_by('What did the man on the radio say?', mems)] == ['profile:<face_1>', 'recent:3']
-    for device in ('the presenter', 'the woman on the news'):     # a broadcast voice, not a person described
+    # a broadcast voice, not a person described
+    for device in ('the presenter', 'the woman on the news', 'the announcer', 'the commentator'):
         assert [m.ref for m in said_by(f'What did {device} say?', mems)] == ['profile:<face_1>', 'recent:3'], device
     assert said_by('What did Ana say?', mems) == mems, 'an unknown name filters nothing'
     # the source hint of an unseen speaker is no evidence: a reply about "a radio host" is not grounded by it
@@ -108,6 +109,11 @@ def test_a_confirmation_does_not_answer_a_question() -> None:
     # asked what someone said, as a request: a confirmation is no answer to that either
     assert asks('Tell me the last thing Ana said.')
     assert reply_problem('Okay, I will remember that.', 'Robot, tell me the last thing the presenter said.', mems)
+    # words too garbled to show a question: the caller knows it is one (the heads chose to search)
+    garbled = 'okay robot can you tel me were the thermos is'
+    assert reply_problem('Okay, I will remember that.', garbled, mems) == ''
+    assert reply_problem('Okay, I will remember that.', garbled, mems, asked=True)
+    assert reply_problem('Okay, I will remember that.', 'Where is the thermos?', mems, asked=False) == ''
 
 
 def test_what_someone_only_asked_grounds_nothing() -> None:

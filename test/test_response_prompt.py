@@ -48,6 +48,15 @@ def test_memories_show_names_then_entries_oldest_first_with_short_times() -> Non
     assert P.memories_text([]).strip().endswith('Memories: none.<|im_end|>')
 
 
+def test_a_fact_said_again_is_shown_at_its_last_time_so_a_correction_between_is_older() -> None:
+    # "in the basket" at 09:00, "under the bed" at 09:10, "in the basket" again at 09:20 (stored once, span extended)
+    mems = [MemoryItem('semantic:1', '[2026-03-02 09:10:00]--[2026-03-02 09:10:04]: The thermos is under the bed.'),
+            MemoryItem('semantic:2', '[2026-03-02 09:00:00]--[2026-03-02 09:20:04]: The thermos is in the basket.'),
+            MemoryItem('episodic:3', '[2026-03-02 09:05:00]--[2026-03-02 09:25:00]: saw Ana; heard "hello"')]
+    assert P.memory_lines(mems) == ['[09:05] saw Ana; heard "hello"', '[09:10] The thermos is under the bed.',
+                                    '[09:20] The thermos is in the basket.']
+
+
 def test_perception_names_who_spoke_and_marks_an_unseen_speaker() -> None:
     seg = SegmentInput(segment_id=3, start=0.0, end=4.0, transcript='Where are my keys?',
                        face_ids=['<face_1>', '<face_2>'],

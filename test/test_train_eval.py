@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -116,6 +118,16 @@ def test_answer_and_decision_scores() -> None:
     assert a['refusal'] == 0.5 and a['prompt_echoes'] == 1
     # claims: answers 1-3 and the invented Monday; "Thursday", "Paris" and "Monday" are in no memory
     assert a['grounded'] == pytest.approx(1 / 4)
+    assert a['noisy'] == {'questions': 0, 'accuracy': 0.0, 'confirmations': 0}
+    garbled = [dataclasses.replace(r, record=r.record | {'noise': 'asr'}) for r in runs[:2]]
+    garbled[1].response = 'Okay, I will remember that.'
+    n = A.answer_metrics(runs + garbled)
+    assert n['noisy'] == {'questions': 2, 'accuracy': 0.5, 'confirmations': 1}
+    assert n['accuracy'] == a['accuracy'], 'the noisy copies are scored apart'
+    told = A.SegmentRun(_rec(kind='remember', source='robot', speech=1, response='Okay, I will remember that.'), True,
+                        'Thanks, I will keep that in mind.')
+    assert (a['acknowledged'], a['told']) == (0.0, 0)
+    assert A.answer_metrics([told, dataclasses.replace(told, response='')])['acknowledged'] == 0.5
     d = A.decision_metrics(runs)
     assert d['false_speech'] == pytest.approx(1 / 2) and d['false_speech_device'] == 1.0
     assert d['recall'] == pytest.approx(5 / 6) and d['precision'] == pytest.approx(5 / 6)

@@ -20,7 +20,10 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
   written or as the robot says them; a quote's opening "From memory:" is a frame, not a claim),
-  ``prompt_echoes`` (spoken replies that copy the prompt), and where the replies came from;
+  ``prompt_echoes`` (spoken replies that copy the prompt), where the replies came from, and ``noisy`` (the ASR-noisy
+  copies of the questions: ``accuracy`` over the answerable ones, ``confirmations``: replies that promise to keep
+  what was said, as to a statement) and ``acknowledged`` (statements to keep, "Robot, remember that ...", confirmed
+  as the generator's reply does);
 - ``decisions``: ``speech_f1`` (the node's speak decision against the labels) and ``false_speech`` (how often it spoke
   over a radio or TV and over people talking to each other), per source;
 - ``time_range``: at the end of each stream the robot is asked (typed) "what happened in the last N minutes?" for the
@@ -121,9 +124,12 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
 def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     """accuracy, refusal, grounded, prompt_echoes and reply sources over the questions to the robot."""
     from ..core.reflex.answering import QUOTE
-    from ..core.reflex.grounding import _PROMPT_ECHO, content_words, is_refusal, speakable
+    from ..core.reflex.grounding import _PROMPT_ECHO, content_words, is_refusal, promises_to_keep, speakable
 
     qs = [r for r in runs if r.record.get('answer') and not r.record.get('noise')]
+    noisy = [r for r in runs if r.record.get('answer') and r.record.get('noise')]
+    noisy_answerable = [r for r in noisy if r.record['answer']['answerable']]
+    told = [r for r in runs if not r.record.get('noise') and promises_to_keep(r.record.get('response') or '')]
     answerable = [r for r in qs if r.record['answer']['answerable']]
     unanswerable = [r for r in qs if not r.record['answer']['answerable']]
     correct = [r for r in answerable if matches(r.response, r.record['answer']['keywords'])
@@ -154,7 +160,16 @@ def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     return {'questions': len(qs), 'answerable': len(answerable), 'unanswerable': len(unanswerable),
             'accuracy': len(correct) / max(1, len(answerable)), 'refusal': len(refused) / max(1, len(unanswerable)),
             'grounded': grounded / max(1, len(claims)), 'prompt_echoes': echoes, 'by_source': by_source,
-            'by_kind': by_kind}
+            'by_kind': by_kind,
+            # the same questions as speech recognition may garble them (decided, not stored): a confirmation ("Okay,
+            # I will remember that.") to a question is the failure a listener notices first
+            # statements to keep ("Robot, remember that ..."), answered as the generator answers them: with a
+            # confirmation (the guard against confirming a question must not silence these)
+            'acknowledged': sum(promises_to_keep(r.response) for r in told) / max(1, len(told)), 'told': len(told),
+            'noisy': {'questions': len(noisy),
+                      'accuracy': sum(matches(r.response, r.record['answer']['keywords'])
+                                      for r in noisy_answerable) / max(1, len(noisy_answerable)),
+                      'confirmations': sum(promises_to_keep(r.response) for r in noisy)}}
 
 
 def decision_metrics(runs: Sequence[SegmentRun], threshold: float | None = None) -> dict[str, Any]:
@@ -396,6 +411,9 @@ def print_report(res: dict[str, Any]) -> None:
           f'what the segment showed (the rule\'s used instead)')
     print(f'  questions: {a["answerable"]} answerable, {a["unanswerable"]} unanswerable; replies by source '
           f'{json.dumps(a["by_source"])}')
+    n = a['noisy']
+    print(f'  the {n["questions"]} ASR-noisy copies: accuracy {n["accuracy"]:.3f}, answered with a confirmation '
+          f'{n["confirmations"]}; statements to keep confirmed {a["acknowledged"]:.3f} (of {a["told"]})')
     print(f'  speech precision {d["precision"]:.3f} recall {d["recall"]:.3f}; false speech on devices '
           f'{d["false_speech_device"]:.3f}, on people talking {d["false_speech_person"]:.3f}, '
           f'on silence {d["false_speech_none"]:.3f}; rules overrode the head {json.dumps(d["rule_overrides_by"])} '

@@ -227,6 +227,8 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       margin: float = 0.05) -> str:
     """Quote the memories that could answer ``question``, closest first (a second only when nearly as close).
 
+    Of those nearly as close as the closest (``margin``), the newest comes first (:func:`said_at`), and an older one
+    that tells the same thing asked about is not quoted: "the choir practice is at nine" supersedes "... at three".
     Asked only what someone said, with no topic, the second quote is theirs too, however close.
 
     Of each memory only the sentences about what the question asks are said (:func:`answer_part`), a second quote
@@ -243,19 +245,27 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     sims = vecs[1:] @ vecs[0]
     order = [int(i) for i in np.argsort(-sims)]
     about = _ABOUT_TOPIC.search(question) if quote else None
+    topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
     # "what did the man on the radio say?" asks for what they said, all of it alike: closeness is no criterion
     near = float('inf') if quote and not about else margin
+    best = float(sims[order[0]])
+    if near != float('inf'):
+        # of the memories about as close as the closest, the newest is quoted first, and an older one that tells the
+        # same thing asked about is superseded by it ("the choir practice is at nine" after "... at three")
+        ties = [i for i in order if sims[i] >= best - near]
+        order = sorted(ties, key=lambda i: said_at(facts[i]), reverse=True) + order[len(ties):]
     # the same words retrieved twice (a fact and the recent turn it came from) are one quote
     chosen: list[int] = []
     quoted: set[str] = set()
     for i in order:
-        if chosen and (len(chosen) == max_quotes or sims[i] < sims[chosen[0]] - near):
+        if chosen and (len(chosen) == max_quotes or sims[i] < best - near):
             break
         key = ' '.join(sorted(content_words(said_in(facts[i]))))
+        if chosen and near != float('inf') and _tells_the_same(texts[chosen[0]], texts[i], topic):
+            continue
         if key not in quoted:
             quoted.add(key)
             chosen.append(i)
-    topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
     parts: list[str] = []
     said: set[str] = set()
     for i in chosen:
@@ -270,6 +280,22 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
             parts.append(part)
         said |= words
     return QUOTE + ' '.join(parts)
+
+
+#: the time a store entry was last said (its span's end; ``[start]--[end]: text``)
+_SPAN_END = re.compile(r'^(?:L\d+ )?\[([^\]]+)\](?:--\[([^\]]+)\])?')
+
+
+def said_at(memory: MemoryItem) -> str:
+    """When ``memory`` was last said, as text that sorts in time order; a recent interaction (no time) is newest."""
+    m = _SPAN_END.match(memory.text.strip())
+    return (m.group(2) or m.group(1)) if m else '~'
+
+
+def _tells_the_same(newer: str, older: str, topic: set[str]) -> bool:
+    """Whether ``older`` tells of everything asked about that ``newer`` tells of (so ``newer`` supersedes it)."""
+    told = topic & _stems(content_words(newer))
+    return bool(told) and told <= _stems(content_words(older))
 
 
 #: a sentence that goes on about the one before ("I lost my laptop. It is in the kitchen now.")
@@ -310,4 +336,4 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'extractive_answer', 'misattributed', 'people_asked',
-           'unfounded_refusal', 'unquoted']
+           'said_at', 'unfounded_refusal', 'unquoted']

@@ -587,10 +587,15 @@ class ReflexEngine:
             rc = self.cfgs.response
             robot_names = wake_words(self.cfgs.latent.wake_words)
 
+            # a question as its words show it, or as the heads read it: speech recognition drops the question mark
+            # and clips the words of asking ("can you tel me were the thermos is"), and a promise to keep that is
+            # no answer
+            asked = asks(seg.utterance) or out.p_search >= search_threshold
+
             def check(text: str) -> str:
                 # a claim must come from the memories (of the person asked about, when the question names one), and
                 # a refusal must not be said over one that answers
-                return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap) or \
+                return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap, asked) or \
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     unfounded_refusal(text, seg.utterance, memories, robot_names)
@@ -634,7 +639,7 @@ class ReflexEngine:
                     elif quote:
                         notes.append(f'extractive: {problem}')
                         response, source = quote, 'extractive'
-                    elif problem and asks(seg.utterance):   # asked, with no memory that answers: it says so
+                    elif problem and asked:     # asked, with no memory that answers: it says so
                         notes.append(f'reply refused, no memory answers: {problem}')
                         response, source = DONT_KNOW, 'template'
                     elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote

@@ -49,7 +49,7 @@ def is_quote_question(question: str) -> bool:
 #: words that point at a voice from a device: a quote question with one is about what an unseen speaker said ("the
 #: woman on the news" is a broadcast voice before she is a person described)
 _DEVICE = re.compile(r'\b(?:radio|tv|television|phone|telephone|loudspeaker|speakers?|podcast|intercom|broadcast|news|'
-                     r'presenter)\b', re.I)
+                     r'presenter|announcer|newsreader|reporter|commentator|dj)\b', re.I)
 
 
 def names_a_device(text: str) -> bool:
@@ -178,12 +178,14 @@ def promises_to_keep(reply: str) -> bool:
     return bool(words & _KEEP_WORDS) and words <= _ACK_WORDS and not is_refusal(reply)
 
 
-def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min_overlap: float = 0.5) -> str:
+def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min_overlap: float = 0.5,
+                  asked: bool | None = None) -> str:
     """Why ``reply`` should not be spoken ('' when it is fine).
 
     Grounded means: of the reply's content words that the question does not already hold, at least ``min_overlap``
     occur in the memories (their own earlier answers excluded). A refusal ("I don't know.") and a short confirmation
-    of a request ("Okay, I will remember that.") claim nothing, so they need no grounding.
+    of a request ("Okay, I will remember that.") claim nothing, so they need no grounding; a confirmation is no answer
+    when ``question`` asks (``asked``; default :func:`asks`).
     """
     text = reply.strip()
     if not text:
@@ -202,7 +204,7 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     added = content_words(text) - content_words(question)
     if len(sentences) == 1 and added and added <= _ACK_WORDS and not is_refusal(text):
         # "Okay, I will remember that." claims nothing, but it does not answer a question either
-        return 'a confirmation is no answer to a question' if asks(question) else ''
+        return 'a confirmation is no answer to a question' if (asks(question) if asked is None else asked) else ''
     if is_refusal(text):
         return ''
     facts = [m for m in memories if not m.ref.startswith('profile:')]

@@ -99,16 +99,19 @@ _STAMP = r'\d{4}-\d{2}-\d{2} (\d{2}:\d{2}):\d{2}'
 _SPAN = re.compile(rf'^(?:L(\d+) )?\[{_STAMP}\](?:--\[{_STAMP}\])?:?\s*')
 
 
-def short_span(line: str) -> tuple[str, str]:
+def short_span(line: str, newest: bool = False) -> tuple[str, str]:
     """("[10:02]" or "[09:00-10:00]" for a merged S_g node, the rest) of a store or S_g line; ('', line) without one.
 
     The store renders ``[YYYY-MM-DD HH:MM:SS]--[YYYY-MM-DD HH:MM:SS]: text`` (S_g lines add ``L<level>``); a level-0
-    line or a fact shows its start, a summary of several events its span.
+    line or a fact shows its start, a summary of several events its span. ``newest``: a fact shows its end, the last
+    time it was said (a repeated fact is stored once, its span extended to the repeat).
     """
     m = _SPAN.match(line.strip())
     if not m:
         return '', line.strip()
     level, start, end = m.group(1), m.group(2), m.group(3)
+    if newest and level in (None, '0') and end:
+        return f'[{end}]', line.strip()[m.end():]
     stamp = f'[{start}-{end}]' if level not in (None, '0') and end and end != start else f'[{start}]'
     return stamp, line.strip()[m.end():]
 
@@ -217,8 +220,9 @@ def response_prefix(sg_script: str, max_tokens: int, chat: ChatFormat = CHATML, 
 def memory_lines(memories: Sequence[MemoryItem], max_tokens: int = 0) -> list[str]:
     """Memories as the response reads them: the names of the people (profiles), then entries oldest first.
 
-    Entries keep the time of their start (``[10:02] ...``); recent interactions, which have none, come last (they are
-    the newest). Each line is cut to ``max_tokens`` (0: whole).
+    An episode keeps the time of its start (``[10:02] ...``), a fact the time it was last said: "the thermos is in the
+    basket" said at 10:01 and again at 10:20, after "... under the bed" at 10:10, is the newer of the two. Recent
+    interactions, which have no time, come last (they are the newest). Each line is cut to ``max_tokens`` (0: whole).
     """
     names = face_names(memories)
     lines = [f'{face} is {name}.' for face, name in names.items()]
@@ -226,15 +230,18 @@ def memory_lines(memories: Sequence[MemoryItem], max_tokens: int = 0) -> list[st
     for i, m in enumerate(memories):
         if m.ref.startswith('profile:'):
             continue
-        stamp, text = short_span(m.text)
-        start = _SORT.match(m.text.strip())
-        key = start.group(0) if start else '~'          # undated (recent) entries sort after every date
+        fact = m.ref.startswith('semantic:')
+        stamp, text = short_span(m.text, newest=fact)
+        times = _SORT.match(m.text.strip())
+        # undated (recent) entries sort after every date
+        key = (times.group(2) or times.group(1) if fact else times.group(1)) if times else '~'
         dated.append((key, i, f'{stamp} {clip_tokens(text, max_tokens)}'.strip()))
     lines += [line for _, _, line in sorted(dated)]
     return lines
 
 
-_SORT = re.compile(r'^(?:L\d+ )?\[\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\]')
+_TIME = r'\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}'
+_SORT = re.compile(rf'^(?:L\d+ )?\[({_TIME})\](?:--\[({_TIME})\])?')
 
 
 def memories_text(memories: Sequence[MemoryItem], max_tokens: int = 0, chat: ChatFormat = CHATML) -> str:
