@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, people_asked, said_at,
-                                                 unfounded_refusal, unquoted)
+from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, off_topic, people_asked,
+                                                 said_at, unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.types import MemoryItem
 
 ROBOT = ['robot', 'assistant']
@@ -265,3 +265,20 @@ def test_of_two_memories_that_tell_the_same_thing_the_newest_is_quoted(embed) ->
     assert 'three' in reply and 'nine' not in reply, reply
     # a recent interaction (no time) is the newest of all
     assert said_at(MemoryItem('recent:4', '<face_1> said: it is at ten')) > said_at(again[1])
+
+
+def test_a_claim_about_another_thing_than_the_one_asked_about_is_no_answer() -> None:
+    mems = [MemoryItem('profile:<face_0>', '<face_0> is Merak'),
+            MemoryItem('semantic:1', "Merak's wallet is in the closet."),
+            MemoryItem('semantic:2', "Merak's book is in the cellar.")]
+    q = 'Robot, where did Merak put the book?'
+    assert misattributed("Merak's wallet is in the closet.", q, mems, ROBOT) == '', 'every word is Merak\'s'
+    assert 'none of what was asked about' in off_topic("Merak's wallet is in the closet.", q, mems, ROBOT)
+    assert off_topic("Merak's book is in the cellar.", q, mems, ROBOT) == ''
+    assert off_topic('Merak put it in the cellar.', q, mems, ROBOT) == '', 'the verb asked about is told'
+    # refusals, confirmations, questions about a person only and what someone said are not checked
+    for reply in ("I don't remember that.", 'Okay, I will remember that.'):
+        assert off_topic(reply, q, mems, ROBOT) == ''
+    assert off_topic('You are Merak.', 'Robot, who am I?', mems, ROBOT) == ''
+    assert off_topic('Merak said: hello.', 'Robot, what did Merak say?', mems, ROBOT) == ''
+    assert off_topic("Merak's wallet is in the closet.", 'Merak put the book away.', mems, ROBOT) == ''

@@ -27,7 +27,7 @@ import numpy as np
 
 from ..text import CALENDAR_WORDS, gist, sentences, unaddressed
 from .grounding import (SAID_AS_FACT, asks, content_words, holds_only_a_question, is_quote_question, is_refusal,
-                        names_a_device, said_by, said_in, speakable, stem)
+                        names_a_device, promises_to_keep, said_by, said_in, speakable, stem)
 from .prompts import face_names
 from .types import MemoryItem
 
@@ -198,6 +198,25 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     return ''
 
 
+def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+    """Why a reply should not be spoken: it tells of none of what the question asks about.
+
+    Asked "where did Ana put the book?" among many things Ana put somewhere, a small model readily answers "Ana's
+    wallet is in the closet.": every word is in Ana's memories, so the grounding and attribution checks pass. A claim
+    must share a word stem with what the question asks about (its content words other than the people it names, the
+    robot's names and words of asking). A question that asks only about a person, or what someone said, and a refusal
+    or a confirmation are not checked. The cost: an answer in other words ("what is Ana's profession?" -> "Ana works as
+    a nurse.") is replaced by the quote of the memory, which says it.
+    """
+    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) or not asks(question) \
+            or is_quote_question(question):
+        return ''
+    _, _, topic = _asked(question, memories, ignore)
+    if not topic or topic.keys() & _stems(content_words(reply)):
+        return ''
+    return f'reply tells of none of what was asked about ({", ".join(sorted(topic.values()))})'
+
+
 def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
              min_overlap: float = 0.5) -> str:
     """Why an answer to "what did ... say?" should not be spoken: it does not say what the one asked about said.
@@ -335,5 +354,5 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
     return part if part.endswith(('.', '!', '?')) else part + '.'
 
 
-__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'extractive_answer', 'misattributed', 'people_asked',
-           'said_at', 'unfounded_refusal', 'unquoted']
+__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'extractive_answer', 'misattributed', 'off_topic',
+           'people_asked', 'said_at', 'unfounded_refusal', 'unquoted']

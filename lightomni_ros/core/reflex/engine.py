@@ -36,7 +36,7 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import DONT_KNOW, extractive_answer, misattributed, unfounded_refusal, unquoted
+from .answering import DONT_KNOW, extractive_answer, misattributed, off_topic, unfounded_refusal, unquoted
 from .grounding import asks, content_words, is_quote_question, is_refusal, reply_problem, said_by, unsupported
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
@@ -593,10 +593,11 @@ class ReflexEngine:
             asked = asks(seg.utterance) or out.p_search >= search_threshold
 
             def check(text: str) -> str:
-                # a claim must come from the memories (of the person asked about, when the question names one), and
-                # a refusal must not be said over one that answers
+                # a claim must come from the memories (of the person asked about, when the question names one) and
+                # tell of what was asked, and a refusal must not be said over a memory that answers
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap, asked) or \
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
+                    off_topic(text, seg.utterance, memories, robot_names) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     unfounded_refusal(text, seg.utterance, memories, robot_names)
 
