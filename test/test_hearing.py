@@ -19,7 +19,7 @@ from lightomni_ros.core.embedding import EmbeddingConfig, text_embedder
 from lightomni_ros.core.memory.config import MemoryConfig
 from lightomni_ros.core.memory.store import SCHEMA_VERSION, Store
 from lightomni_ros.core.models import ModelResolver
-from lightomni_ros.core.perception.asr import Word, drop_loops
+from lightomni_ros.core.perception.asr import Word, drop_loops, drop_repeated_clause
 from lightomni_ros.core.perception.hearing import Hearing
 from lightomni_ros.core.perception.vad import StreamingVad, VadConfig
 from lightomni_ros.core.perception.voices import (TurnTracker, VoiceEncoder, VoiceGalleryEntry, VoiceRegistry,
@@ -99,6 +99,14 @@ def test_decoding_loops_are_cut_but_real_repetition_stays() -> None:
     assert n == 8 and [w.word.strip() for w in kept_words] == ['yeah'] * 4 + ['okay']
     kept_words, n = drop_loops(words('thank you ' * 9), 4)
     assert n == 10
+    # a clause Whisper wrote twice: the copy and the words joining it go, a shorter repeat stays
+    kept_words, n = drop_repeated_clause(words('I put my umbrella in the cellar and then I put my umbrella in the '
+                                               'cellar'))
+    assert n == 9 and ' '.join(w.word.strip() for w in kept_words) == 'I put my umbrella in the cellar'
+    kept_words, n = drop_repeated_clause(words('we agreed we agreed on friday'))
+    assert n == 0 and len(kept_words) == 6
+    text = 'the keys are on the shelf and the book is on the shelf too'
+    assert drop_repeated_clause(words(text)) == (words(text), 0)
 
 
 class _Whisper:
@@ -116,6 +124,7 @@ class _Whisper:
         from types import SimpleNamespace as NS
 
         self.calls.append((len(audio) / 16000, kw['initial_prompt']))
+        self.hotwords = kw['hotwords']
         segs = []
         for words in self.script[len(self.calls) - 1]:
             ws = [NS(word=' ' + w, start=a, end=b, probability=0.9) for w, a, b, _ in words]
@@ -140,6 +149,22 @@ def test_a_decoding_loop_ends_the_window_and_the_audio_after_it_is_decoded_again
     assert out.words[-3].start == pytest.approx(1.8 + 0.5)      # span time, not the re-decoded window's
     tr.model = _Whisper([[[('hello', 0.0, 0.4, 1.1)], loop]])
     assert Transcriber.transcribe(tr, np.zeros(16000 * 10, np.float32), once=True).text == 'hello yeah yeah yeah yeah'
+    assert tr.model.hotwords is None
+
+
+def test_names_are_hinted_to_whisper_as_a_finished_list() -> None:
+    """Bare names read as a sentence to continue; a list ending with a full stop does not."""
+    from lightomni_ros.core.perception.asr import AsrConfig, Transcriber
+
+    tr = Transcriber(AsrConfig(context=False))
+    tr.learn_names(['Barack', 'Joe'])
+    tr.model = _Whisper([[[('hello', 0.0, 0.4, 1.1)]]])
+    tr.transcribe(np.zeros(16000 * 2, np.float32))
+    assert tr.model.hotwords == 'Barack, Joe.'
+    tr.cfg.name_hints = 0
+    tr.model = _Whisper([[[('hello', 0.0, 0.4, 1.1)]]])
+    tr.transcribe(np.zeros(16000 * 2, np.float32))
+    assert tr.model.hotwords is None
 
 
 @needs_media
