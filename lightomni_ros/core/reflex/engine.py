@@ -37,7 +37,8 @@ from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .answering import DONT_KNOW, extractive_answer, misattributed, off_topic, unfounded_refusal, unquoted
-from .grounding import asks, content_words, is_quote_question, is_refusal, reply_problem, said_by, unsupported
+from .grounding import (NO_ANSWER, asks, content_words, is_quote_question, is_refusal, reply_problem, said_by,
+                        unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
@@ -587,10 +588,11 @@ class ReflexEngine:
             rc = self.cfgs.response
             robot_names = wake_words(self.cfgs.latent.wake_words)
 
-            # a question as its words show it, or as the heads read it: speech recognition drops the question mark
-            # and clips the words of asking ("can you tel me were the thermos is"), and a promise to keep that is
-            # no answer
-            asked = asks(seg.utterance) or out.p_search >= search_threshold
+            # a question as its words show it, or, for speech, as the heads read it: speech recognition drops the
+            # question mark and clips the words of asking ("can you tel me were the thermos is"), and a promise to
+            # keep is no answer to that. Typed words show what they are
+            by_words = asks(seg.utterance)
+            asked = by_words or (out.p_search >= search_threshold and not seg.typed_text.strip())
 
             def check(text: str) -> str:
                 # a claim must come from the memories (of the person asked about, when the question names one) and
@@ -632,15 +634,19 @@ class ReflexEngine:
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = check(response)
+                    # a confirmation refused only because the heads read a question the words do not show: the
+                    # segment may be a statement after all (the heads also search on some), so the robot neither
+                    # quotes nor says it does not know; it stays quiet and memory keeps what was said
+                    unsure = problem == NO_ANSWER and not by_words
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
-                        if problem and not stream.chunks else ''
+                        if problem and not stream.chunks and not unsure else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
                         notes.append(f'reply cut to its first sentence: {problem}')
                         response = stream.spoken
                     elif quote:
                         notes.append(f'extractive: {problem}')
                         response, source = quote, 'extractive'
-                    elif problem and asked:     # asked, with no memory that answers: it says so
+                    elif problem and asked and not unsure:      # asked, with no memory that answers: it says so
                         notes.append(f'reply refused, no memory answers: {problem}')
                         response, source = DONT_KNOW, 'template'
                     elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote

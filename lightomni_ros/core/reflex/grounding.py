@@ -178,6 +178,10 @@ def promises_to_keep(reply: str) -> bool:
     return bool(words & _KEEP_WORDS) and words <= _ACK_WORDS and not is_refusal(reply)
 
 
+#: why a confirmation ("Okay, I will remember that.") is not spoken in answer to a question
+NO_ANSWER = 'a confirmation is no answer to a question'
+
+
 def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min_overlap: float = 0.5,
                   asked: bool | None = None) -> str:
     """Why ``reply`` should not be spoken ('' when it is fine).
@@ -204,7 +208,7 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     added = content_words(text) - content_words(question)
     if len(sentences) == 1 and added and added <= _ACK_WORDS and not is_refusal(text):
         # "Okay, I will remember that." claims nothing, but it does not answer a question either
-        return 'a confirmation is no answer to a question' if (asks(question) if asked is None else asked) else ''
+        return NO_ANSWER if (asks(question) if asked is None else asked) else ''
     if is_refusal(text):
         return ''
     facts = [m for m in memories if not m.ref.startswith('profile:')]
