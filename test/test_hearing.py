@@ -152,6 +152,20 @@ def test_a_decoding_loop_ends_the_window_and_the_audio_after_it_is_decoded_again
     assert tr.model.hotwords is None
 
 
+def test_a_clause_written_twice_is_dropped_only_from_a_decode_given_text_before_the_audio() -> None:
+    from lightomni_ros.core.perception.asr import AsrConfig, Transcriber
+
+    said = 'I put my book in the cellar and I put my book in the cellar'.split()
+    script = [[[(w, 0.1 * i, 0.1 * i + 0.1, 1.1) for i, w in enumerate(said)]]]
+    tr = Transcriber(AsrConfig(context=False))
+    tr.model = _Whisper(script)
+    assert tr.transcribe(np.zeros(16000 * 3, np.float32)).text == ' '.join(said), 'no prompt, no names: kept'
+    tr.learn_names(['Ana'])
+    tr.model = _Whisper(script * 2)
+    out = tr.transcribe(np.zeros(16000 * 3, np.float32))
+    assert out.text == 'I put my book in the cellar' and out.counts['asr_dropped_clauses'] == 1
+
+
 def test_names_are_hinted_to_whisper_as_a_finished_list() -> None:
     """Bare names read as a sentence to continue; a list ending with a full stop does not."""
     from lightomni_ros.core.perception.asr import AsrConfig, Transcriber

@@ -339,6 +339,9 @@ class Transcriber:
         words: list[Word] = []
         offset, language = 0.0, ''
         tries = 1 + (self.cfg.loop_resumes if fallback else 0)
+        # a clause written twice is a copy of the text before the audio: only a decode given some is checked (a
+        # long recording decoded whole may repeat a clause for real)
+        prompted = prompt is not None or bool(self.cfg.name_hints and self.names)
         for attempt in range(tries):
             piece, resume, language = self._window(audio[int(offset * 16000):], offset, prompt, fallback, counts)
             words += piece
@@ -349,7 +352,7 @@ class Transcriber:
             offset = resume
             prompt = words_text(words[-self.cfg.context_words:]) or prompt
         words, looped = drop_loops(words, self.cfg.max_repeats)     # a loop across Whisper's segments
-        words, copied = drop_repeated_clause(words)
+        words, copied = drop_repeated_clause(words) if prompted else (words, 0)
         counts['asr_dropped_repeats'] += looped
         counts['asr_dropped_clauses'] += copied > 0
         counts['asr_dropped_words'] += looped + copied
