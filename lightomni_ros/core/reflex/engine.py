@@ -634,12 +634,12 @@ class ReflexEngine:
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = check(response)
-                    # a confirmation refused only because the heads read a question the words do not show: the
-                    # segment may be a statement after all (the heads also search on some), so the robot neither
-                    # quotes nor says it does not know; it stays quiet and memory keeps what was said
+                    # a confirmation refused only because the heads read a question the words do not show: a
+                    # memory that answers is quoted, but with none the robot does not say it does not know (the
+                    # heads also search on some statements): it stays quiet, and memory keeps what was said
                     unsure = problem == NO_ANSWER and not by_words
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
-                        if problem and not stream.chunks and not unsure else ''
+                        if problem and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
                         notes.append(f'reply cut to its first sentence: {problem}')
                         response = stream.spoken
