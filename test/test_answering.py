@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, off_topic, people_asked,
-                                                 said_at, unfounded_refusal, unquoted)
+                                                 unfounded_refusal, unquoted)
+from lightomni_ros.core.reflex.prompts import said_at
 from lightomni_ros.core.reflex.types import MemoryItem
 
 ROBOT = ['robot', 'assistant']

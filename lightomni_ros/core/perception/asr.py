@@ -200,7 +200,7 @@ def drop_repeated_clause(words: list[Word], min_words: int = 5, max_join: int = 
     i = 0
     while i < len(words):
         hit = None
-        for n in range(min(len(words) - i, (len(words) - i) // 2), min_words - 1, -1):
+        for n in range((len(words) - i) // 2, min_words - 1, -1):
             gram = keys[i:i + n]
             if not all(gram):
                 continue
@@ -269,14 +269,14 @@ class Transcriber:
         del self.names[:max(0, len(self.names) - self.cfg.name_hints)]
 
     def hint_text(self) -> str | None:
-        """The names as Whisper's hotwords: a list that ends with a full stop ("Barack, Joe, Maria."); None if none.
+        """The names as Whisper's hotwords: a list ending with a full stop ("Barack, Joe, Maria."); None: no hints.
 
         faster-whisper puts hotwords where the previous text goes. Bare names ("Barack Joe Maria") read as an
         unfinished sentence the next words continue: in ten short sentences of a conversation ("I put my book in the
         cellar.") they made five windows improbable enough to be sampled again, and six heard "put" as "bought";
         the same names as a finished list: none sampled again, four "bought" (three with no names at all).
         """
-        return ', '.join(self.names) + '.' if self.names else None
+        return ', '.join(self.names) + '.' if self.names and self.cfg.name_hints else None
 
     def learn_from(self, transcript: str) -> str:
         """Add the name someone gives in ``transcript`` ("I'm Ana") to the hotwords; returns it ('' when none)."""
@@ -341,7 +341,7 @@ class Transcriber:
         tries = 1 + (self.cfg.loop_resumes if fallback else 0)
         # a clause written twice is a copy of the text before the audio: only a decode given some is checked (a
         # long recording decoded whole may repeat a clause for real)
-        prompted = prompt is not None or bool(self.cfg.name_hints and self.names)
+        prompted = prompt is not None or self.hint_text() is not None
         for attempt in range(tries):
             piece, resume, language = self._window(audio[int(offset * 16000):], offset, prompt, fallback, counts)
             words += piece
@@ -374,7 +374,7 @@ class Transcriber:
                 condition_on_previous_text=True, without_timestamps=False, initial_prompt=prompt,
                 temperature=list(_TEMPERATURES if fallback else _TEMPERATURES[:1]),
                 compression_ratio_threshold=2.4 if ratio_fallback else None, log_prob_threshold=-1.0,
-                no_speech_threshold=None, hotwords=self.hint_text() if cfg.name_hints else None)
+                no_speech_threshold=None, hotwords=self.hint_text())
             c: collections.Counter[str] = collections.Counter()
             words: list[Word] = []
             resume, unseen_loop = None, False

@@ -28,7 +28,7 @@ import numpy as np
 from ..text import CALENDAR_WORDS, gist, sentences, unaddressed
 from .grounding import (SAID_AS_FACT, asks, content_words, holds_only_a_question, is_quote_question, is_refusal,
                         names_a_device, promises_to_keep, said_by, said_in, speakable, stem)
-from .prompts import face_names
+from .prompts import face_names, said_at
 from .types import MemoryItem
 
 #: what the robot says when no reply passes the checks and no memory answers the question
@@ -266,9 +266,10 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     about = _ABOUT_TOPIC.search(question) if quote else None
     topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
     # "what did the man on the radio say?" asks for what they said, all of it alike: closeness is no criterion
-    near = float('inf') if quote and not about else margin
+    by_closeness = not quote or about is not None
+    near = margin if by_closeness else float('inf')
     best = float(sims[order[0]])
-    if near != float('inf'):
+    if by_closeness:
         # of the memories about as close as the closest, the newest is quoted first, and an older one that tells the
         # same thing asked about is superseded by it ("the choir practice is at nine" after "... at three")
         ties = [i for i in order if sims[i] >= best - near]
@@ -280,7 +281,7 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
         if chosen and (len(chosen) == max_quotes or sims[i] < best - near):
             break
         key = ' '.join(sorted(content_words(said_in(facts[i]))))
-        if chosen and near != float('inf') and _tells_the_same(texts[chosen[0]], texts[i], topic):
+        if chosen and by_closeness and _tells_the_same(texts[chosen[0]], texts[i], topic):
             continue
         if key not in quoted:
             quoted.add(key)
@@ -299,16 +300,6 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
             parts.append(part)
         said |= words
     return QUOTE + ' '.join(parts)
-
-
-#: the time a store entry was last said (its span's end; ``[start]--[end]: text``)
-_SPAN_END = re.compile(r'^(?:L\d+ )?\[([^\]]+)\](?:--\[([^\]]+)\])?')
-
-
-def said_at(memory: MemoryItem) -> str:
-    """When ``memory`` was last said, as text that sorts in time order; a recent interaction (no time) is newest."""
-    m = _SPAN_END.match(memory.text.strip())
-    return (m.group(2) or m.group(1)) if m else '~'
 
 
 def _tells_the_same(newer: str, older: str, topic: set[str]) -> bool:
@@ -355,4 +346,4 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'extractive_answer', 'misattributed', 'off_topic',
-           'people_asked', 'said_at', 'unfounded_refusal', 'unquoted']
+           'people_asked', 'unfounded_refusal', 'unquoted']

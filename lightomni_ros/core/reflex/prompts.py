@@ -232,9 +232,7 @@ def memory_lines(memories: Sequence[MemoryItem], max_tokens: int = 0) -> list[st
             continue
         fact = m.ref.startswith('semantic:')
         stamp, text = short_span(m.text, newest=fact)
-        times = _SORT.match(m.text.strip())
-        # undated (recent) entries sort after every date
-        key = (times.group(2) or times.group(1) if fact else times.group(1)) if times else '~'
+        key = said_at(m) if fact else span_times(m.text)[0]
         dated.append((key, i, f'{stamp} {clip_tokens(text, max_tokens)}'.strip()))
     lines += [line for _, _, line in sorted(dated)]
     return lines
@@ -242,6 +240,21 @@ def memory_lines(memories: Sequence[MemoryItem], max_tokens: int = 0) -> list[st
 
 _TIME = r'\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}'
 _SORT = re.compile(rf'^(?:L\d+ )?\[({_TIME})\](?:--\[({_TIME})\])?')
+#: what an entry without a time (a recent interaction) sorts as: after every date, the newest
+UNDATED = '~'
+
+
+def span_times(text: str) -> tuple[str, str]:
+    """(start, end) of a store or S_g line as text that sorts in time order; an entry without them is undated."""
+    m = _SORT.match(text.strip())
+    if not m:
+        return UNDATED, UNDATED
+    return m.group(1), m.group(2) or m.group(1)
+
+
+def said_at(memory: MemoryItem) -> str:
+    """When ``memory`` was last said (its span's end), as text that sorts in time order; undated is newest."""
+    return span_times(memory.text)[1]
 
 
 def memories_text(memories: Sequence[MemoryItem], max_tokens: int = 0, chat: ChatFormat = CHATML) -> str:
@@ -265,5 +278,5 @@ def response_parts(backbone: Any, seg: SegmentInput, memories: Sequence[MemoryIt
 
 __all__ = ['ChatFormat', 'CHATML', 'GEMMA', 'chat_format', 'SYSTEM_REFLEX', 'SYSTEM_RESPONSE', 'SYSTEM_MEMORY',
            'MEMORY_KEYS', 'system_prefix', 'sg_tail', 'clip_tokens', 'short_span', 'compact_sg', 'face_names',
-           'perception_text', 'segment_turn', 'memory_prefix', 'memory_parts', 'memory_target', 'response_prefix',
-           'memory_lines', 'memories_text', 'response_parts']
+           'span_times', 'said_at', 'UNDATED', 'perception_text', 'segment_turn', 'memory_prefix', 'memory_parts',
+           'memory_target', 'response_prefix', 'memory_lines', 'memories_text', 'response_parts']
