@@ -161,6 +161,7 @@ class MilvusServer:
                    MILVUS_RUN_DIR=str(self.base / 'run'), MILVUSCONF=str(self.base / 'configs'),
                    LD_LIBRARY_PATH=f'{bin_dir}:{os.environ.get("LD_LIBRARY_PATH", "")}')
         self._log = open(self.base / 'logs' / 'server.log', 'ab')
+        offset = self._log.tell()
         cmd = [str(bin_dir / 'milvus'), 'run', 'standalone']
         if private_run_dir_supported():
             cmd = ['unshare', '-m', 'sh', '-c', 'mkdir -p /run/milvus && mount -t tmpfs tmpfs /run/milvus && '
@@ -175,6 +176,10 @@ class MilvusServer:
             if self.healthy():
                 self._started = True
                 return self
+            if self._failed_since(offset):
+                # a component that cannot bind or panics does not always take the process down (seen on CI)
+                self.stop()
+                raise RuntimeError(f'Milvus failed while starting: {self.log_tail()}')
             time.sleep(0.2)
         self.stop()
         raise RuntimeError(f'Milvus not healthy after {timeout_s:g} s: {self.log_tail()}')
@@ -186,6 +191,17 @@ class MilvusServer:
                 return b'OK' in r.read()
         except OSError:
             return False
+
+    def _failed_since(self, offset: int) -> bool:
+        """Whether the log written since ``offset`` shows a port it could not bind or a Go panic."""
+        path = self.base / 'logs' / 'server.log'
+        try:
+            with open(path, 'rb') as f:
+                f.seek(offset)
+                text = f.read()
+        except OSError:
+            return False
+        return b'address already in use' in text or text.startswith(b'panic:') or b'\npanic:' in text
 
     def log_tail(self, n: int = 2000) -> str:
         """The end of the server's output."""
