@@ -219,6 +219,32 @@ def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_ans
     assert engine.decide(asked, 0.0, 1.01, 12, 4).response == "I don't know."
 
 
+def test_a_statement_the_heads_search_on_is_confirmed_and_a_question_is_not(engine, monkeypatch):
+    """Heads that search make a confirmation look like no answer: said to a statement, refused to a question.
+
+    With no memory that answers to quote, a statement the heads read as a question still gets its confirmation (seen
+    on held-out streams: "Robot, they set the budget review for Wednesday." met silence); a question its words show
+    gets a quote of a memory that answers, or "I don't know." with none.
+    """
+    import lightomni_ros.core.reflex.engine as engine_module
+    monkeypatch.setattr(engine_module.ReflexEngine, 'respond',
+                        lambda self, *a, **k: ('Okay, I will remember that.', None))
+    engine.address.last_reply_end = float('-inf')
+    told = SegmentInput(segment_id=181, start=1000.0, end=1004.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                        transcript='Robot, they moved the choir rehearsal to Thursday.')
+    d = engine.decide(told, 0.0, 0.0, 12, 4)        # search threshold 0: the heads search on anything
+    assert d.speak and d.search and d.response == 'Okay, I will remember that.', (d.response, d.notes)
+    assert any(n.startswith('confirmed: the heads searched') for n in d.notes), d.notes
+    asked = SegmentInput(segment_id=182, start=1010.0, end=1014.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                         transcript='Robot, when is the choir rehearsal?')
+    d = engine.decide(asked, 0.0, 0.0, 12, 4)       # what was just told answers it
+    assert d.response == 'From memory: Ana said: They moved the choir rehearsal to Thursday.', (d.response, d.notes)
+    asked = SegmentInput(segment_id=183, start=1020.0, end=1024.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                         transcript='Robot, when is the dentist appointment?')
+    d = engine.decide(asked, 0.0, 0.0, 12, 4)
+    assert d.speak and d.response == "I don't know.", (d.response, d.notes)
+
+
 def test_someone_who_introduces_themself_is_greeted_by_name(engine):
     from lightomni_ros.core.reflex.engine import greeting
 

@@ -635,8 +635,8 @@ class ReflexEngine:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = check(response)
                     # a confirmation refused only because the heads read a question the words do not show: a
-                    # memory that answers is quoted, but with none the robot does not say it does not know (the
-                    # heads also search on some statements): it stays quiet, and memory keeps what was said
+                    # memory that answers is quoted (a question speech recognition garbled); with none, it was a
+                    # statement the heads also search on, and the confirmation is said (it claims nothing)
                     unsure = problem == NO_ANSWER and not by_words
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
                         if problem and not stream.chunks else ''
@@ -646,7 +646,9 @@ class ReflexEngine:
                     elif quote:
                         notes.append(f'extractive: {problem}')
                         response, source = quote, 'extractive'
-                    elif problem and asked and not unsure:      # asked, with no memory that answers: it says so
+                    elif unsure:
+                        notes.append('confirmed: the heads searched, but the words ask nothing and no memory answers')
+                    elif problem and asked:      # asked, with no memory that answers: it says so
                         notes.append(f'reply refused, no memory answers: {problem}')
                         response, source = DONT_KNOW, 'template'
                     elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote
