@@ -205,7 +205,7 @@ def test_a_segment_said_another_way_is_a_second_memory_pair_with_the_same_facts(
         text = (b['transcript'] + ' ' + b['typed_text']).lower()
         assert all(k.lower() in text for f in b['facts'] for k in f['keywords']), (a, b)
         kinds.add(b['kind'])
-    assert {'state', 'remember', 'intro', 'event', 'object_state'} <= kinds
+    assert {'state', 'remember', 'intro', 'event', 'object_state', 'opinion'} <= kinds
     assert not any(e.get('restated') for e in held['examples'])
     # the second wordings draw from their own generator: without them the streams are the same
     original = synth.generate('train', 0, SMALL)

@@ -249,7 +249,7 @@ def opinion(st: Stream) -> Said | None:
     speaker = st.speaker_of(present)
     topic = st.rng.choice(st.vocab['topics'])
     said, fact_tpl, kw = st.rng.choice(st.tpl['opinion'])
-    text = said.format(topic=topic)
+    text = st.render('opinion', said, kw, topic=topic)
     if st.rng.random() < 0.5:
         text = f'{present[1].name}, {text}'
     if speaker is None:

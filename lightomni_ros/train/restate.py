@@ -16,8 +16,8 @@ bank keeps the held-out split's own words: none of its content words is one that
 test checks), so held-out questions stay new to the adapter.
 
 Slots are those of the templates they stand in for (``templates`` module docstring). Object statements are pairs
-(template, owner) as there; every introduction names the robot, as the ones used with others in view do. None of
-these is a held-out phrasing (checked by the tests).
+(template, owner) as there, opinions pairs (wording, attitude); every introduction names the robot, as the ones used
+with others in view do. None of these is a held-out phrasing (checked by the tests).
 """
 
 from __future__ import annotations
@@ -99,6 +99,19 @@ RESTATE: dict[str, tuple] = {
               'Hello robot, I am {name}, pleased to meet you.'),
     'intro_other': ('Robot, I want you to meet {other}.', 'Robot, this here is {other}, a friend of mine.',
                     'Robot, {other} is visiting us today.', 'Robot, please meet {other}.'),
+    # opinions are pairs (wording, attitude): a second wording keeps the attitude and the word the fact is scored by
+    'opinion': (('{topic} went terribly, a real disaster.', 'disaster'),
+                ('what a disaster {topic} turned out to be.', 'disaster'),
+                ('I would say {topic} was a disaster.', 'disaster'), ('in my view {topic} was a disaster.', 'disaster'),
+                ('I loved {topic}, what a day.', 'loved'), ('{topic}? I loved every minute of it.', 'loved'),
+                ('we went to {topic} and I loved it.', 'loved'), ('I just loved {topic}.', 'loved'),
+                ('{topic} was boring, I nearly fell asleep.', 'boring'), ('I thought {topic} was boring.', 'boring'),
+                ('so boring, {topic}, I left before the end.', 'boring'),
+                ('nothing went on at {topic}, boring.', 'boring'),
+                ('I am so excited about {topic}!', 'excited'), ('{topic} has me excited.', 'excited'),
+                ('I get excited just thinking about {topic}.', 'excited'),
+                ('{topic} has me worried.', 'worried'), ('I am a bit worried about {topic}.', 'worried'),
+                ('I lie awake worried about {topic}.', 'worried'), ('honestly {topic} makes me worried.', 'worried')),
     'tell_robot': ('you should know that {statement}', 'a fact for you: {statement}',
                    'something about me: {statement}', 'for the record, {statement}',
                    'you might want to know this, {statement}'),
@@ -152,7 +165,8 @@ ASK: dict[str, tuple[str, ...]] = {
 def alternative(rng: random.Random, key: str, owner: str = '', **slots: Any) -> str:
     """Another wording of a ``key`` statement or question with these slots ('' when the banks have none for it).
 
-    ``owner`` ('own' / 'the') picks among the object statements the ones of the same owner.
+    ``owner`` picks, in a bank of pairs, the wordings of that variant: an object statement's owner ('own' / 'the'),
+    an opinion's attitude ('disaster', 'loved', ...).
     """
     bank = RESTATE.get(key) or ASK.get(key, ())
     if owner:
