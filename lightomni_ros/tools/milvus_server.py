@@ -16,6 +16,7 @@ import lzma
 import os
 import pathlib
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -89,12 +90,17 @@ class MilvusServer:
         self.proc: subprocess.Popen | None = None
         self._log: Any = None
 
-    def _pick_ports(self) -> None:
+    def _pick_ports(self, keep_etcd: bool = False) -> None:
+        """Free ports for every component; ``keep_etcd`` keeps the embedded etcd's (its data knows them)."""
+        old = dict(getattr(self, 'ports', {}))
         self.ports = {name: free_port() for name in _PORTS}
         if self._fixed_port:
             self.ports['proxy_port'] = self._fixed_port
         self.metrics_port = free_port()
-        self.etcd_peer_port = free_port()
+        if keep_etcd and old:
+            self.ports['etcd_port'] = old['etcd_port']
+        else:
+            self.etcd_peer_port = free_port()
 
     @property
     def port(self) -> int:
@@ -138,6 +144,7 @@ class MilvusServer:
         server then gets new ports and another try (up to ``attempts``). A restart keeps its ports: clients know them.
         """
         log = self.base / 'logs' / 'server.log'
+        fresh = not (self.base / 'data').exists()
         left = attempts
         while True:
             offset = log.stat().st_size if log.exists() else 0
@@ -149,7 +156,11 @@ class MilvusServer:
                 if self._started or not taken or left <= 0:
                     raise
                 self.stop()
-                self._pick_ports()
+                if fresh:
+                    # the embedded etcd wrote its member (with the old peer port) before the failure: started again
+                    # on new ports it never elects a leader and the server hangs (seen on CI); nothing is stored yet
+                    shutil.rmtree(self.base / 'data', ignore_errors=True)
+                self._pick_ports(keep_etcd=not fresh)
 
     def _start(self, timeout_s: float) -> 'MilvusServer':
         bin_dir = binaries()
@@ -170,19 +181,21 @@ class MilvusServer:
                                      stdout=self._log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                      start_new_session=True)
         deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f'Milvus exited with {self.proc.returncode}: {self.log_tail()}')
-            if self.healthy():
-                self._started = True
-                return self
-            if self._failed_since(offset):
-                # a component that cannot bind or panics does not always take the process down (seen on CI)
-                self.stop()
-                raise RuntimeError(f'Milvus failed while starting: {self.log_tail()}')
-            time.sleep(0.2)
-        self.stop()
-        raise RuntimeError(f'Milvus not healthy after {timeout_s:g} s: {self.log_tail()}')
+        try:
+            while time.monotonic() < deadline:
+                if self.proc.poll() is not None:
+                    raise RuntimeError(f'Milvus exited with {self.proc.returncode}: {self.log_tail()}')
+                if self.healthy():
+                    self._started = True
+                    return self
+                if self._failed_since(offset):
+                    # a component that cannot bind or panics does not always take the process down
+                    raise RuntimeError(f'Milvus failed while starting: {self.log_tail()}')
+                time.sleep(0.2)
+            raise RuntimeError(f'Milvus not healthy after {timeout_s:g} s: {self.log_tail()}')
+        except BaseException:
+            self.stop()         # no server left running behind a failed start (or an interrupted one)
+            raise
 
     def healthy(self) -> bool:
         """Whether the server answers its health check."""
