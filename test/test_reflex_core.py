@@ -629,6 +629,12 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
         ['<face_3> enjoyed the new cafe.'], ['<face_3> is called Sofia.'])
     april = SegmentInput(segment_id=6, start=0, end=1, transcript="Robot, I'm April.", face_ids=['<face_1>'])
     assert sleep.heard_facts(['<face_1> is called April.'], april) == (['<face_1> is called April.'], [])
+    # a fact that opens with the list of people in view copies who was there: about nobody
+    radio = SegmentInput(segment_id=7, start=0, end=1, transcript='Snow is forecast for the mountains on Saturday.',
+                         face_ids=['<face_1>', '<face_2>'])
+    listed = ['<face_1>, <face_2> is forecast for the mountains on Saturday.', '<face_2>, <face_1>']
+    assert sleep.heard_facts(listed + ['Snow is forecast for the mountains on Saturday.'], radio) == (
+        ['Snow is forecast for the mountains on Saturday.'], listed)
     assert sleep.find_reminders('in 10 seconds remind me to stretch', 5.0)[0] == ReminderIntent(
         due=15.0, text='stretch', face_id='')
 

@@ -174,6 +174,9 @@ def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinf
 _CALLED = re.compile(r'\bcalled (<?\w+>?)', re.I)     # the name given, or an id given as one
 #: the name a naming fact gives ("<face_1> is called Ana."), or none ("Ingrid is called.")
 _NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
+#: a fact that opens with a list of people ("<face_2>, <face_1> has orange juice."): the segment's "who is in view"
+#: copied, not a fact about anyone
+_PEOPLE_LIST = re.compile(r'\s*<(?:face|voice)_\d+>\s*,\s*<(?:face|voice)_\d+>')
 
 
 def names_a_thing(name: str, words: str) -> bool:
@@ -199,7 +202,9 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     and be one: "<face_1> is called December." after "my birthday is in December" names nobody, nor does "<face_3>
     is called Pepper." after "I look after a dog called Pepper" (:func:`names_a_thing`), nor a fact that ends at
     "called"; a calendar word is a name only where an introduction gives it ("I'm April"), and a name the words
-    only call out ("Sofia, I really enjoyed the cafe.") is the one addressed, given to nobody.
+    only call out ("Sofia, I really enjoyed the cafe.") is the one addressed, given to nobody. A fact that opens with
+    a list of people ("<face_1>, <face_2> is forecast for the mountains.", after a weather report) copies who was in
+    view and is about nobody.
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
@@ -212,7 +217,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
         words |= {n.lower() for n in _CALLED.findall(fact)}
         given = _NAMED.findall(fact)
-        ok = (set(PERSON_ID.findall(fact)) <= there and all(supported(w, heard) for w in words)
+        ok = (not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
+              and all(supported(w, heard) for w in words)
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance) for n in given))
         (kept if ok else dropped).append(fact)
