@@ -178,36 +178,6 @@ def test_memory_under_back_pressure_goes_before_warm_ups(tmp_path):
     assert rt.sleep_step().kind == 'topic' and eng.warmups == 0
 
 
-def test_memory_that_waited_too_long_goes_before_warm_ups(tmp_path):
-    """Warm-ups go first only while no interaction has waited sleep_warm_max_wait_s; an empty queue warms up."""
-    from lightomni_ros.core.reflex.types import PrefixWarmup
-
-    def new_sg() -> FakeEngine:
-        eng = FakeEngine()
-        eng.next_sg_version = 1
-
-        def warm() -> PrefixWarmup:       # builds the prefixes of an S_g it has not built yet
-            built = int(eng.sg_version != eng.next_sg_version)
-            eng.warmups += 1
-            eng.sg_version = eng.next_sg_version
-            return PrefixWarmup(built=built)
-        eng.warm_prefixes = warm
-        return eng
-
-    eng = new_sg()
-    fresh = reflex(tmp_path / 'fresh', eng, sleep_warm_max_wait_s=3600.0)
-    fresh.sleep.put(seg_in(1), '')
-    assert 0.0 <= fresh.sleep.oldest_wait_s() < 3600.0
-    assert fresh.sleep_step().kind == 'prefix_warmup' and eng.warmups == 1     # memory is not behind yet
-    eng = new_sg()
-    waited = reflex(tmp_path / 'waited', eng, sleep_warm_max_wait_s=0.0)
-    assert waited.sleep.oldest_wait_s() is None
-    waited.sleep.put(seg_in(1), '')
-    assert waited.sleep_step().kind == 'topic' and eng.warmups == 0            # the pass goes first
-    assert waited.sleep.oldest_wait_s() is None
-    assert waited.sleep_step().kind == 'prefix_warmup' and eng.warmups == 1    # then the warm-up
-
-
 def test_a_pass_answers_must_wait_for_is_announced(tmp_path):
     """The node runs a pass that will not yield at its own priority: sleep_runs_to_end says which one that is."""
     rt = reflex(tmp_path, FakeEngine(preempt=2), sleep_max_preemptions=2)

@@ -209,12 +209,6 @@ class ReflexConfig:
     sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time, '
                                           'on that interaction alone (user passes then wait for one memory pass, '
                                           'not a batch), so sleep-time work cannot starve.', min=0)
-    sleep_warm_max_wait_s: float = param(20.0, 'S_g prefix warm-ups go before memory passes only while no '
-                                         'interaction has waited this long for its pass; past it the passes go '
-                                         'first (each pass changes S_g, so a warm-up built before them is soon '
-                                         'built again, and with a long S_g warm-ups alone can fill the sleep '
-                                         'time). A third of the minute within which memory should hold a '
-                                         'segment; 0: passes always first.', min=0.0)
     sleep_batch: int = param(4, 'Memory passes over up to this many waiting interactions are decoded together (one '
                                 'batch: on a CPU a step of a few rows costs little more than one, so a backlog '
                                 'drains faster; a pre-emption re-queues them all); 1: one at a time.', min=1)

@@ -255,14 +255,10 @@ class ReflexRuntime:
     def sleep_step(self, stop: Callable[[], bool] | None = None) -> SleepOutcome | None:
         """One unit of sleep-time work: the new S_g's prefixes first, else one memory pass; None when idle.
 
-        Memory comes first when it is behind: over the queue's bound (back-pressure), or once an interaction has
-        waited ``sleep_warm_max_wait_s`` for its pass, no warm-up runs; a warm-up that failed is not retried until
-        S_g changes (a warm-up is for answer latency; the passes keep memory).
+        Memory comes first when it is behind: over the queue's bound (back-pressure) no warm-up runs, and a warm-up
+        that failed is not retried until S_g changes (a warm-up is for answer latency; the passes keep memory).
         """
-        waited = self.sleep.oldest_wait_s()
-        behind = self.sleep.over_high_water() or \
-            (waited is not None and waited >= self.cfg.reflex.sleep_warm_max_wait_s)
-        warm = None if behind else self.warm_prefixes()
+        warm = None if self.sleep.over_high_water() else self.warm_prefixes()
         return warm or self.memory_step(stop)
 
     def summarize(self, req: SummaryRequest) -> SummaryResult:

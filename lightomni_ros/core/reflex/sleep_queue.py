@@ -206,14 +206,6 @@ class SleepQueue:
         c = self.counts()
         return c['answered'] + c['written']
 
-    def oldest_wait_s(self, now: float | None = None) -> float | None:
-        """Seconds the oldest interaction waiting for its memory pass has waited (None when none waits)."""
-        with self._lock:
-            row = self.db.execute('SELECT min(received) FROM items WHERE state=?', (ANSWERED,)).fetchone()
-        if not row or row[0] is None:
-            return None
-        return max(0.0, (time.time() if now is None else now) - float(row[0]))
-
     def over_high_water(self) -> bool:
         """Whether the backlog reached the bound (back-pressure: memory passes stop yielding to answers)."""
         return self.backlog() >= self.high_water
