@@ -27,6 +27,7 @@ from typing import Any
 from ..core.models import cache_dir
 
 _TOKEN = re.compile(r'\{\{\s*(\w+)\s*(?:\(\w+\))?\s*(?::\s*([^}]*?))?\s*\}\}')
+_PANIC = re.compile(rb'^panic:', re.M)
 _PORTS = ('etcd_port', 'root_coord_port', 'proxy_port', 'proxy_internal_port', 'query_coord_port',
           'query_node_port', 'index_coord_port', 'index_node_port', 'data_coord_port', 'data_node_port')
 
@@ -92,13 +93,13 @@ class MilvusServer:
 
     def _pick_ports(self, keep_etcd: bool = False) -> None:
         """Free ports for every component; ``keep_etcd`` keeps the embedded etcd's (its data knows them)."""
-        old = dict(getattr(self, 'ports', {}))
+        etcd = self.ports['etcd_port'] if keep_etcd else None
         self.ports = {name: free_port() for name in _PORTS}
         if self._fixed_port:
             self.ports['proxy_port'] = self._fixed_port
         self.metrics_port = free_port()
-        if keep_etcd and old:
-            self.ports['etcd_port'] = old['etcd_port']
+        if etcd is not None:
+            self.ports['etcd_port'] = etcd
         else:
             self.etcd_peer_port = free_port()
 
@@ -152,7 +153,7 @@ class MilvusServer:
             try:
                 return self._start(timeout_s)
             except RuntimeError:
-                taken = log.exists() and 'address already in use' in log.read_text(errors='replace')[offset:]
+                taken = b'address already in use' in self._log_since(offset)
                 if self._started or not taken or left <= 0:
                     raise
                 self.stop()
@@ -205,16 +206,19 @@ class MilvusServer:
         except OSError:
             return False
 
+    def _log_since(self, offset: int) -> bytes:
+        """What the server wrote to its log after ``offset`` bytes (b'' when there is no log)."""
+        try:
+            with open(self.base / 'logs' / 'server.log', 'rb') as f:
+                f.seek(offset)
+                return f.read()
+        except OSError:
+            return b''
+
     def _failed_since(self, offset: int) -> bool:
         """Whether the log written since ``offset`` shows a port it could not bind or a Go panic."""
-        path = self.base / 'logs' / 'server.log'
-        try:
-            with open(path, 'rb') as f:
-                f.seek(offset)
-                text = f.read()
-        except OSError:
-            return False
-        return b'address already in use' in text or text.startswith(b'panic:') or b'\npanic:' in text
+        text = self._log_since(offset)
+        return b'address already in use' in text or _PANIC.search(text) is not None
 
     def log_tail(self, n: int = 2000) -> str:
         """The end of the server's output."""

@@ -176,7 +176,7 @@ _CALLED = re.compile(r'\bcalled (<?\w+>?)', re.I)     # the name given, or an id
 _NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
 #: a fact that opens with a list of people ("<face_2>, <face_1> has orange juice."): the segment's "who is in view"
 #: copied, not a fact about anyone
-_PEOPLE_LIST = re.compile(r'\s*<(?:face|voice)_\d+>\s*,\s*<(?:face|voice)_\d+>')
+_PEOPLE_LIST = re.compile(rf'\s*{PERSON_ID.pattern}\s*,\s*{PERSON_ID.pattern}')
 
 
 def names_a_thing(name: str, words: str) -> bool:
