@@ -45,6 +45,9 @@ def test_segment_to_action_and_topics(ros, spawn, tmp_path, domain_id):
             ok, why = lc.change_state(fqn, 'activate', timeout=30)
             assert ok, f'{fqn} activate: {why}\n{child.output[-3000:]}'
     wait_for(lambda: pub.get_subscription_count() > 0, 20, what='reflex subscribed to segments')
+    # the consolidation node's latched S_g arrived during activation and its prefixes were built before "active"
+    wait_for(lambda: 'prefixes built at activation' in reflex.output, 20,
+             what=f'the S_g prefixes built at activation\n{reflex.output[-3000:]}')
 
     seg = Segment(segment_id=41, trigger=Segment.TRIGGER_END_OF_SPEECH,
                   # addressed to the robot: the reaction head stays quiet for speech that is not

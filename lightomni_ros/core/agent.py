@@ -161,6 +161,10 @@ class LightOmni:
         self.memory.on_state_change = self._state_changed
         self._deliver_written()      # Topics a crashed run wrote but never handed over
         self._state_changed()
+        if c.reflex.reflex.activate_warm_s > 0:    # as the node does at activation: before the first segment
+            step = self.reflex.warm_prefixes(at_start=True)
+            if step is not None and step.kind == 'failed':
+                log.warning('at start: %s', step.error)
         self._busy_until = 0.0          # sensor time until which user-facing work is busy
         self._sleep_ready: list[tuple[float, TopicData]] = []   # Topics written in sleep time, due in memory at t
         self._sleep_free_at = 0.0

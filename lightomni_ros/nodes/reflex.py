@@ -42,6 +42,8 @@ from .messages import (ack_msg, action_msg, fill_summary_response, from_time, is
 from .process import run_node
 
 CONFIG_SECTIONS = section_classes(ReflexConfigs)
+#: seconds after which a global_state publisher would have been discovered if one existed
+_DISCOVERY_S = 3.0
 
 
 class ServiceMemory:
@@ -98,6 +100,8 @@ class ReflexNode(LifecycleNode):
         self._last_input = 0.0
         self._pub_topic: Any = None
         self._send_lock = threading.Lock()
+        self._state_seen = threading.Event()     # an S_g arrived since activation
+        self._state_topic = ''
 
     # -- lifecycle -------------------------------------------------------------------------------------------------
     def on_configure(self, state: LifecycleState) -> TransitionCallbackReturn:
@@ -136,8 +140,10 @@ class ReflexNode(LifecycleNode):
         self._pub_rem_ack = io.add(self.create_publisher(Ack, 'reminders/ack', RELIABLE_QOS))
         self.rt.engine.memory = ServiceMemory(self, cfg.query_timeout_s, io)
         io.add(self.create_subscription(Segment, 'segments', self._on_segment, RELIABLE_QOS, callback_group=sub_group))
-        io.add(self.create_subscription(GlobalState, 'global_state', self._on_state, LATCHED_QOS,
-                                        callback_group=sub_group))
+        self._state_seen.clear()
+        state_sub = io.add(self.create_subscription(GlobalState, 'global_state', self._on_state, LATCHED_QOS,
+                                                    callback_group=sub_group))
+        self._state_topic = state_sub.topic_name
         # its own group: a GlobalState callback waiting for the model must not hold a due reminder back
         io.add(self.create_subscription(Reminder, 'reminders/due', self._on_reminder, RELIABLE_QOS,
                                         callback_group=MutuallyExclusiveCallbackGroup()))
@@ -149,6 +155,7 @@ class ReflexNode(LifecycleNode):
         self._describe_diag()
         self._stop.clear()
         self.rt.resume()
+        self._warm_at_activation()
         # pre-emptible sleep-time work (memory passes, warm-ups, summaries) runs on one worker thread at the sleep
         # priority; a pass that answers must wait for runs on the sleep loop's own thread, at the node's priority
         self._background = concurrent.futures.ThreadPoolExecutor(
@@ -158,6 +165,36 @@ class ReflexNode(LifecycleNode):
         for t in self._threads:
             t.start()
         return super().on_activate(state)
+
+    def _warm_at_activation(self) -> None:
+        """Build the first S_g's prefixes before the node reports active (``activate_warm_s``).
+
+        The latched S_g comes from the consolidation node; with none publishing it (a graph without one), or none in
+        time, the node activates as before and builds them in sleep time. A segment arriving meanwhile stops the build
+        (it is answered as soon as the workers start, and its pass completes the prefix).
+        """
+        wait = self.cfg.reflex.activate_warm_s
+        if wait <= 0:
+            return
+        t0 = time.monotonic()
+        while not self._state_seen.wait(0.1):
+            waited = time.monotonic() - t0
+            # a latched message arrives within discovery once a publisher is matched: none after a few seconds
+            # means no memory node in this graph, or one not active yet
+            if waited > wait or (waited > _DISCOVERY_S and not self.count_publishers(self._state_topic)):
+                self._activation_note(f'no S_g within {waited:.1f} s: prefixes are built in sleep time')
+                return
+        step = self.rt.warm_prefixes(at_start=True)
+        if step is not None:
+            self._after_sleep_step(step)
+        what = {None: 'already built', 'prefix_warmup': 'built', 'preempted': 'stopped by a segment',
+                'failed': 'failed'}[step.kind if step is not None else None]
+        self._activation_note(f'S_g v{self.rt.engine.sg_version} prefixes {what} at activation '
+                              f'({time.monotonic() - t0:.1f} s with the wait for S_g)')
+
+    def _activation_note(self, text: str) -> None:
+        self.get_logger().info(text)
+        self.diag.set('prefixes_at_activation', text)
 
     def _describe_diag(self) -> None:
         d = self.rt.describe()
@@ -249,6 +286,7 @@ class ReflexNode(LifecycleNode):
     def _on_state(self, msg: GlobalState) -> None:
         if self.rt is not None:
             self.rt.set_global_state(msg.version, msg.script, timezone=msg.timezone, nodes=state_nodes(msg))
+            self._state_seen.set()
             if self.diag is not None:
                 self.diag.set('sg_version', msg.version)
                 self.diag.set('sg_tokens', msg.script_tokens)

@@ -205,6 +205,13 @@ class ReflexConfig:
                                         'it (re-sent after a restart) is queued for sleep time without being '
                                         'answered: a late answer to an old question confuses.',
                                   min=0.0)
+    activate_warm_s: float = param(60.0, 'At activation the node waits up to this long for the first S_g (only '
+                                         'while a global_state publisher exists) and builds its reflex and response '
+                                         'prefixes before it reports active, so the first questions after a start do '
+                                         'not pay for a cold prefix (seconds for a long S_g on a CPU) while memory '
+                                         'passes wait behind them; a segment arriving meanwhile stops the build (the '
+                                         'answer completes it). The offline facade builds them when it starts. 0: '
+                                         'built in sleep time after activation.', min=0.0)
     sleep_idle_s: float = param(0.5, 'Idle time after the last segment before sleep-time work starts.', min=0.0)
     sleep_max_preemptions: int = param(2, 'A memory pass pre-empted this many times runs to its end the next time, '
                                           'on that interaction alone (user passes then wait for one memory pass, '

@@ -302,18 +302,19 @@ class ReflexEngine:
                     torch.set_num_threads(before)
 
     @torch.no_grad()
-    def warm_prefixes(self) -> PrefixWarmup:
+    def warm_prefixes(self, sleep: bool = True) -> PrefixWarmup:
         """Build the reflex and response S_g prefixes of the current S_g before the next question needs them.
 
         Called in sleep time: otherwise the first question after every S_g update pays the changed part of the prefix
         (tens of seconds for a long S_g on a CPU). Each prefix starts from the cached one sharing the most leading
         tokens and is prefilled in chunks; a waiting user pass stops the warm-up between chunks (the progress is kept).
+        ``sleep=False`` (at start, before any question) runs on all the backbone's threads.
         """
         out = PrefixWarmup()
         if not self.cfgs.cache.prefix:
             return out
         stop = self.preemption.pending
-        with self.sleep_time():
+        with self.sleep_time() if sleep else self.adapters.lock:
             self._adopt_global_state()
             for role, kind in (('reaction', 'reflex'), ('generation', 'response')):
                 if role == 'reaction' and self.accelerated is not None:

@@ -171,13 +171,16 @@ class ReflexRuntime:
         return say_whole(d, on_chunk)
 
     # -- sleep time ----------------------------------------------------------------------------------------------
-    def warm_prefixes(self) -> SleepOutcome | None:
-        """Build the current S_g's reflex and response prefixes, so the next question does not pay for them."""
+    def warm_prefixes(self, at_start: bool = False) -> SleepOutcome | None:
+        """Build the current S_g's reflex and response prefixes, so the next question does not pay for them.
+
+        ``at_start``: before the first segment (node activation, facade start), on all the backbone's threads.
+        """
         if self._warm_failed is not None and self._warm_failed == self.engine.next_sg_version:
             return None     # failed once for this S_g: retrying each step would starve the memory passes
         t0 = time.perf_counter()
         try:
-            warm = self.engine.warm_prefixes()
+            warm = self.engine.warm_prefixes(sleep=not at_start)
         except Exception as e:  # noqa: BLE001 - reported; the next question would build it instead
             self._warm_failed = self.engine.sg_version
             return SleepOutcome(kind='failed', ms=_ms(t0), error=f'prefix warm-up: {type(e).__name__}: {e}')
