@@ -340,6 +340,17 @@ def test_summarize_merge(engine):
         engine.summarize(SummaryRequest(mode='profile', texts=['x']))
 
 
+def test_a_summary_does_not_read_the_global_state(engine):
+    """A merge says what its texts say: months of S_g in its prompt cost sleep time and can only add other words."""
+    engine.set_global_state(engine.sg_version + 1, engine.sg_script + '\n[10:30--10:40] Ana repaired the garden gate.')
+    assert 'garden gate' in engine.prefix_text('reflex') and 'garden gate' not in engine.prefix_text('summary')
+    engine.summarize(SummaryRequest(mode='merge', texts=['Ana came home.'], max_tokens=2))
+    before = engine.prefixes.prefilled_tokens
+    engine.set_global_state(engine.sg_version + 1, engine.sg_script + '\n[10:40--10:50] Ana fed the cat.')
+    engine.summarize(SummaryRequest(mode='merge', texts=['Ana came home.'], max_tokens=2))
+    assert engine.prefixes.prefilled_tokens == before     # the new S_g version rebuilt nothing of the summary's
+
+
 def test_a_profile_summary_that_invents_is_replaced_by_the_extractive_one(engine, monkeypatch):
     """The memory adapter was not trained to describe people: what it makes up never reaches a profile."""
     texts = ['<face_1> said: My name is Ana and I work as a nurse.']

@@ -203,19 +203,18 @@ class ReflexEngine:
         return pos.unsqueeze(1) if self.backbone.pos_dims == 3 else pos.view(1, -1)
 
     @torch.no_grad()
-    def prefill(self, kind: str, parts: list[Part], adapter: str, system: str = '',
+    def prefill(self, kind: str, parts: list[Part], adapter: str,
                 script: str | None = None) -> tuple[torch.Tensor, Any, int, int]:
         """Run [prefix of ``kind`` (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
 
-        ``system``: the system text of a prefix that is not one of the three passes' (summaries). ``script``
-        replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind). A prefix whose
+        ``script`` replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind). A prefix whose
         warm-up has not finished is completed in this same forward call, from the longest cached prefix it shares.
         Returns the hidden states of ``parts``, the cache, the prefix length and the next position.
         """
         self._adopt_global_state()
         dec = self.backbone.decoder()
         key = (adapter, self.sg_version, kind)
-        entry = self._prefix_entry(key, system, script)
+        entry = self._prefix_entry(key, script)
         rest = entry.ids[entry.done:]
         emb, pos, end = assemble(([self.backbone.ids_part(rest)] if rest else []) + parts, entry.done)
         try:
@@ -229,11 +228,11 @@ class ReflexEngine:
             self.prefixes.prefilled_tokens += len(rest)
         return out.last_hidden_state[0][len(rest):], entry.cache, len(entry.ids), end
 
-    def prefix_text(self, kind: str, system: str = '', script: str | None = None) -> str:
+    def prefix_text(self, kind: str, script: str | None = None) -> str:
         """The cacheable prefix of a pass.
 
         The reflex reads the whole S_g, the response its newest part (short times) or ``script`` (the events of a
-        time window), the memory pass none of it.
+        time window), the memory pass and summaries none of it.
         """
         chat = self.backbone.chat
         if kind == 'reflex':
@@ -242,9 +241,11 @@ class ReflexEngine:
             return P.response_prefix(self.sg_script, self.cfgs.response.sg_max_tokens, chat, window=script)
         if kind == 'memory':
             return P.memory_prefix(chat)
-        return P.system_prefix(system, self.sg_script, chat)
+        if kind == 'summary':
+            return P.summary_prefix(chat)
+        raise ValueError(f'no prefix of kind {kind!r}')
 
-    def _prefix_entry(self, key: tuple[str, int, str], system: str = '', script: str | None = None) -> PrefixEntry:
+    def _prefix_entry(self, key: tuple[str, int, str], script: str | None = None) -> PrefixEntry:
         """The cached prefix of ``key``; when missing, a new entry holding the longest cached prefix it shares.
 
         The new entry's cache is a copy of that prefix (the older version's entry stays usable until it is evicted);
@@ -255,7 +256,7 @@ class ReflexEngine:
         entry = self.prefixes.get(key)
         if entry is not None:
             return entry
-        ids = list(self.backbone.tokenizer.encode(self.prefix_text(key[2], system, script)))
+        ids = list(self.backbone.tokenizer.encode(self.prefix_text(key[2], script)))
         base, n = self.prefixes.closest(key[0], key[2], ids)
         entry = PrefixEntry(ids=ids, cache=copy_cache(base.cache, n) if base is not None else DynamicCache(), done=n)
         self.prefixes.reused_tokens += n
@@ -477,7 +478,7 @@ class ReflexEngine:
         with self.sleep_time(), self.adapters.use('memory') as active:
             chat = self.backbone.chat
             parts = [self.backbone.text_part(chat.turn('user', ask) + chat.open('assistant'))]
-            hidden, cache, plen, end = self.prefill('summary', parts, active, 'You summarize memories faithfully.')
+            hidden, cache, plen, end = self.prefill('summary', parts, active)
             try:
                 ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
                                                      req.max_tokens or default_max_tokens, stop)

@@ -28,6 +28,7 @@ SYSTEM_RESPONSE = ('You are a robot with a memory. Answer in one short sentence 
                    'do not know.')
 SYSTEM_MEMORY = ('You are the memory of a robot. Write the JSON of this segment: what was seen, facts in the third '
                  'person with names, what to remember, reminders.')
+SYSTEM_SUMMARY = 'You summarize memories faithfully.'
 #: keys of the memory JSON, in the order the adapter writes them (empty lists are left out)
 MEMORY_KEYS = ('visual', 'semantic', 'remembered', 'reminders')
 
@@ -169,6 +170,15 @@ def perception_text(seg: SegmentInput, names: Mapping[str, str] | None = None,
 
 
 # -- the sleep-time memory pass ----------------------------------------------------------------------------------
+def summary_prefix(chat: ChatFormat = CHATML) -> str:
+    """The prefix of an S_g merge or profile update (the Summarize service).
+
+    It does not read S_g: a summary must say only what its texts say (they come in the turn), and a prefix holding
+    months of S_g cost the sleep-time worker seconds of prefill per merge, rebuilt after every S_g change.
+    """
+    return chat.bos + chat.turn('system', SYSTEM_SUMMARY)
+
+
 def memory_prefix(chat: ChatFormat = CHATML) -> str:
     """The memory pass's cacheable prefix (it does not read S_g: the pass stays cheap and independent of it)."""
     return chat.bos + chat.turn('system', SYSTEM_MEMORY)
@@ -277,6 +287,7 @@ def response_parts(backbone: Any, seg: SegmentInput, memories: Sequence[MemoryIt
 
 
 __all__ = ['ChatFormat', 'CHATML', 'GEMMA', 'chat_format', 'SYSTEM_REFLEX', 'SYSTEM_RESPONSE', 'SYSTEM_MEMORY',
+           'SYSTEM_SUMMARY', 'summary_prefix',
            'MEMORY_KEYS', 'system_prefix', 'sg_tail', 'clip_tokens', 'short_span', 'compact_sg', 'face_names',
            'span_times', 'said_at', 'UNDATED', 'perception_text', 'segment_turn', 'memory_prefix', 'memory_parts',
            'memory_target', 'response_prefix', 'memory_lines', 'memories_text', 'response_parts']
