@@ -207,8 +207,9 @@ class ReflexEngine:
                 script: str | None = None) -> tuple[torch.Tensor, Any, int, int]:
         """Run [prefix of ``kind`` (cached per adapter and S_g version), parts]; return hidden, cache, offsets.
 
-        ``script`` replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind). A prefix whose
-        warm-up has not finished is completed in this same forward call, from the longest cached prefix it shares.
+        ``script`` replaces the response's view of S_g (``kind`` must then name it: the cache is keyed by kind). A
+        prefix whose warm-up has not finished is completed in this same forward call, from the longest cached prefix
+        it shares.
         Returns the hidden states of ``parts``, the cache, the prefix length and the next position.
         """
         self._adopt_global_state()
