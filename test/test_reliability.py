@@ -124,7 +124,7 @@ class FakeEngine:
         return TopicData(segment_id=seg.segment_id, start=seg.start, end=seg.end, audio=seg.utterance,
                          producer='memory-adapter')
 
-    def warm_prefixes(self):
+    def warm_prefixes(self, sleep=True):
         from lightomni_ros.core.reflex.types import PrefixWarmup
 
         self.warmups += 1

@@ -109,8 +109,9 @@ class CacheConfig:
                                           'of this many tokens and yields to a waiting user pass between chunks '
                                           '(the user pass then prefills what is left as part of its own prompt). A '
                                           'question therefore waits at most one chunk\'s prefill for the warm-up '
-                                          '(or one decoded token of a memory pass or summary), whatever the length '
-                                          'of S_g; smaller chunks lower that bound and cost more forward calls. 0 '
+                                          '(for a memory pass or summary: the prefill of its own segment or texts, '
+                                          'which hold no S_g, or one decoded token), whatever the length of S_g; '
+                                          'smaller chunks lower that bound and cost more forward calls. 0 '
                                           'prefills the whole tail at once (not pre-emptible).', min=0)
 
 
