@@ -52,6 +52,8 @@ from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, 
 log = logging.getLogger('lightomni.reflex')
 #: share of a model summary's content words that may be absent from its texts (paraphrase: "met", "discussed")
 SUMMARY_NEW_WORDS = 0.25
+#: prefix kinds that do not read S_g (:meth:`ReflexEngine.prefix_text`)
+_SG_FREE = ('memory', 'summary')
 
 
 @dataclass
@@ -214,7 +216,7 @@ class ReflexEngine:
         """
         self._adopt_global_state()
         dec = self.backbone.decoder()
-        key = (adapter, self.sg_version, kind)
+        key = self._prefix_key(adapter, kind)
         entry = self._prefix_entry(key, script)
         rest = entry.ids[entry.done:]
         emb, pos, end = assemble(([self.backbone.ids_part(rest)] if rest else []) + parts, entry.done)
@@ -245,6 +247,14 @@ class ReflexEngine:
         if kind == 'summary':
             return P.summary_prefix(chat)
         raise ValueError(f'no prefix of kind {kind!r}')
+
+    def _prefix_key(self, adapter: str, kind: str) -> tuple[str, int, str]:
+        """The cache key of a prefix: the S_g version only for the kinds that read S_g.
+
+        The memory pass's and the summaries' prefixes stay one entry across S_g changes instead of a copy per version
+        that pushes the reflex and response prefixes out of the cache.
+        """
+        return adapter, 0 if kind in _SG_FREE else self.sg_version, kind
 
     def _prefix_entry(self, key: tuple[str, int, str], script: str | None = None) -> PrefixEntry:
         """The cached prefix of ``key``; when missing, a new entry holding the longest cached prefix it shares.
@@ -322,7 +332,7 @@ class ReflexEngine:
                 if role == 'reaction' and self.accelerated is not None:
                     continue        # the exported reflex graph runs the whole prompt; it has no prefix cache
                 with self.adapters.use(role) as active:
-                    key = (active, self.sg_version, kind)
+                    key = self._prefix_key(active, kind)
                     if self.prefixes.has(key):
                         continue
                     entry = self._prefix_entry(key)
