@@ -283,3 +283,15 @@ def test_a_claim_about_another_thing_than_the_one_asked_about_is_no_answer() -> 
     assert off_topic('You are Merak.', 'Robot, who am I?', mems, ROBOT) == ''
     assert off_topic('Merak said: hello.', 'Robot, what did Merak say?', mems, ROBOT) == ''
     assert off_topic("Merak's wallet is in the closet.", 'Merak put the book away.', mems, ROBOT) == ''
+
+
+def test_what_a_radio_said_is_grounded_in_the_unseen_speaker_memories() -> None:
+    # no memory says "radio": the quote question's speaker is the unseen one, and the reply is checked against it
+    mems = [MemoryItem('profile:<face_0>', '<face_0> is Barack'),
+            MemoryItem('recent:4', '<voice_1>, an unseen speaker (radio, TV, phone or out of sight) said: '
+                                   'And so my fellow Americans.', 0.5),
+            MemoryItem('recent:1', '<face_0> said: I love playing basketball on weekends.', 0.4)]
+    q = 'Robot, what did the man on the radio say?'
+    assert misattributed('The man on the radio said: "And so my fellow Americans."', q, mems, ROBOT) == ''
+    # words only Barack said are not the radio's
+    assert misattributed('The man on the radio said: "I love playing basketball."', q, mems, ROBOT)

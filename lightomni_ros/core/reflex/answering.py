@@ -178,7 +178,8 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     The grounding check reads every retrieved memory; here the reply's new words must come from memories that mention
     a person the question names (profiles included: they hold attributes), or, when it names nobody, from memories
     that mention what it asks about ("the house keys are in the green basket" from the earrings' basket is not
-    grounded). A refusal is always fine.
+    grounded); asked what a radio, a TV or someone described said, from what they said (:func:`~.grounding.said_by`).
+    A refusal is always fine.
     """
     if not reply.strip() or is_refusal(reply) or not asks(question):
         return ''
@@ -187,8 +188,13 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
         return ''
     names = face_names(memories)
     about = [_about(speakable(m.text, names).lower()) for m in memories]
+    # "what did the man on the radio say?": what the speaker it describes said, though no memory says "radio"
+    heard = [] if people or not is_quote_question(question) else \
+        [m for m in said_by(question, memories, strict=True) if not m.ref.startswith('profile:')]
     if people:
         known = set().union(*(content_words(t) for t in about if _mentions(t, people)))
+    elif heard:
+        known = set().union(*(content_words(_about(speakable(m.text, names).lower())) for m in heard))
     else:
         known = set().union(*(words for words in map(content_words, about) if topic.keys() & _stems(words)))
     new = content_words(reply) - content_words(question)

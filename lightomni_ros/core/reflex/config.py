@@ -149,6 +149,12 @@ class ResponseConfig:
                                  'in the response prompt, shown oldest first so the newer of two conflicting ones '
                                  'comes last: small backbones lose the answer in a long list. The generation adapter '
                                  'is trained with this many.', min=0)
+    focus_answering: bool = param(True, 'Show the response prompt only the memories that could answer the question '
+                                        '(about whom and what it asks, telling more than it: the checks of the '
+                                        'grounding guard), up to max_memories, when any could; the closest otherwise '
+                                        '(an unanswerable question still reads its near misses and is refused). A '
+                                        'small backbone that reads the answer among near misses often refuses or '
+                                        'mixes them up.')
     stop_at_newline: bool = param(True, 'End the reply at its first line break (the robot says one short answer).')
     grounding_check: bool = param(True, 'Check the reply before it is spoken (not empty, not an echo of the prompt, '
                                         'no repeated sentence, says something the memories hold (those of the '

@@ -13,6 +13,7 @@ import collections
 import contextlib
 import datetime as _dt
 import logging
+import re
 import threading
 import time
 import zoneinfo
@@ -36,7 +37,8 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import DONT_KNOW, extractive_answer, misattributed, off_topic, unfounded_refusal, unquoted
+from .answering import (DONT_KNOW, answering, extractive_answer, misattributed, off_topic, unfounded_refusal,
+                        unquoted)
 from .grounding import (NO_ANSWER, asks, content_words, is_quote_question, is_refusal, reply_problem, said_by,
                         unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
@@ -93,6 +95,13 @@ def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
             f'(lightomni train)')
     if not trained_with:
         log.warning('reflex heads %s do not record their text embedder; assuming %s (same dimension)', path, mine)
+
+
+def _names_for(face: str, names: dict[str, str], told: str, seg: SegmentInput) -> bool:
+    """Whether the response prompt needs the profile of ``face``: its id is in ``told``, it is in view or asked of."""
+    name = names.get(face, '')
+    asked = bool(name) and re.search(rf'\b{re.escape(name)}\b', seg.utterance, re.I) is not None
+    return face in told or face in seg.face_ids or asked
 
 
 def greeting(utterance: str) -> str:
@@ -640,7 +649,7 @@ class ReflexEngine:
                 response, source = self._recall(seg, memories, window, notes, lat)
             if speak and not response:
                 t0 = time.perf_counter()
-                context = self.response_memories(memories)
+                context = self.response_memories(memories, seg)
                 response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
@@ -736,11 +745,27 @@ class ReflexEngine:
         q = self.embedder.embed([question])[0] if q is None else q
         return [MemoryItem(m.ref, m.text, float(v @ q)) for m, v in items]
 
-    def response_memories(self, memories: list[MemoryItem]) -> list[MemoryItem]:
-        """The profiles and the ``response.max_memories`` closest entries: what the response prompt shows."""
+    def response_memories(self, memories: list[MemoryItem], seg: SegmentInput | None = None) -> list[MemoryItem]:
+        """What the response prompt shows: up to ``response.max_memories`` entries and the profiles that name them.
+
+        The entries are those that could answer the question (``response.focus_answering``), closest first, when any
+        could; else the closest. The profiles are those that name a face of the entries (the ids a name resolves),
+        of the people in view and of the people the question names: the name of a bystander of a shown episode,
+        with nobody in view, made the generation adapter refuse over the answer ("where are Joe's car keys?").
+        """
+        rc = self.cfgs.response
         profiles = [m for m in memories if m.ref.startswith('profile:')]
         facts = sorted((m for m in memories if not m.ref.startswith('profile:')), key=lambda m: -m.score)
-        return profiles + facts[:self.cfgs.response.max_memories]
+        if rc.focus_answering and seg is not None:
+            # the profiles name the faces the question may name
+            found = answering(seg.utterance, profiles + facts, wake_words(self.cfgs.latent.wake_words))
+            facts = found or facts
+        facts = facts[:rc.max_memories]
+        if seg is None:
+            return profiles + facts
+        names = P.face_names(profiles)
+        told = ' '.join(m.text for m in facts)
+        return [m for m in profiles if _names_for(m.ref[len('profile:'):], names, told, seg)] + facts
 
     def describe(self) -> dict[str, Any]:
         """Diagnostics view of the engine."""
