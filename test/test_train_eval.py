@@ -152,8 +152,10 @@ def test_time_range_scoring():
 def test_window_questions_cover_thirds_of_the_stream():
     recs = [{'start': 1000.0, 'end': 1010.0}, {'start': 1500.0, 'end': 1900.0}]
     qs = A.window_questions(recs)
-    assert [m for _, _, m in qs] == [5.0, 10.0] and all(at == 1905.0 for _, at, _ in qs)
-    assert all('in the last' in q for q, _, _ in qs)
+    assert [start for _, _, start in qs[:2]] == [1908.0 - 5 * 60, 1908.0 - 10 * 60]
+    assert all(at == 1905.0 for _, at, _ in qs)
+    assert all('in the last' in q for q, _, _ in qs[:2])
+    assert qs[2][0].endswith('happened today.') and qs[2][2] == 0.0     # 1970-01-01, midnight UTC
 
 
 def test_verbs_registered():

@@ -27,13 +27,15 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
 - ``decisions``: ``speech_f1`` (the node's speak decision against the labels) and ``false_speech`` (how often it spoke
   over a radio or TV and over people talking to each other), per source;
 - ``time_range``: at the end of each stream the robot is asked (typed) "what happened in the last N minutes?" for the
-  last third and the last two thirds of it: ``in_window`` (questions whose QueryMemory entries all overlap the window
-  the question names, read by the engine) and ``summary_coverage`` (the window's gold facts the reply names).
+  last third and the last two thirds of it, and "tell me what happened today.": ``in_window`` (questions whose
+  QueryMemory entries all overlap the window the question names, read by the engine), ``summary_coverage`` (the
+  window's gold facts the reply names) and ``generated`` (replies the generation adapter wrote, not the quoted events).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import dataclasses
 import json
 import logging
@@ -226,7 +228,8 @@ def time_range_metrics(windows: Sequence[WindowRun]) -> dict[str, Any]:
     cover = [sum(any(matches(w.reply, kw) for kw in ev) for ev in w.events) / len(w.events) for w in with_events]
     return {'questions': len(windows), 'in_window': ok / max(1, len(windows)),
             'summary_coverage': sum(cover) / max(1, len(cover)), 'windows_read': sum(w.found for w in windows),
-            'questions_with_events': len(with_events)}
+            'questions_with_events': len(with_events),
+            'generated': sum(w.source == 'generated' for w in windows) / max(1, len(windows))}
 
 
 SECTIONS: dict[str, Callable[[Sequence[SegmentRun]], dict[str, Any]]] = {
@@ -312,14 +315,21 @@ def _recent(engine: Any) -> list[str]:
 
 
 def window_questions(records: Sequence[dict[str, Any]]) -> list[tuple[str, float, float]]:
-    """(question, asked at, minutes) after a stream: the last third and the last two thirds of it, in minutes."""
-    ask = TEMPLATES['heldout']['ask_window'][0]      # no training pair asks this way (train.windows)
+    """(question, asked at, window start) after a stream: its last third, its last two thirds (in minutes), and today.
+
+    Each is worded by a held-out template no training pair uses (train.windows); "today" starts at midnight UTC, the
+    streams' zone.
+    """
+    minutes_ask, day_ask = TEMPLATES['heldout']['ask_window'][:2]
     first, last = records[0]['start'], records[-1]['end']
     span_min = (last - first) / 60.0
+    at = last + 5.0
     out = []
     for frac in (1 / 3, 2 / 3):
         minutes = max(1, round(span_min * frac))
-        out.append((f'Robot, {ask.format(n=minutes)}', last + 5.0, float(minutes)))
+        out.append((f'Robot, {minutes_ask.format(n=minutes)}', at, at + 3.0 - minutes * 60.0))
+    midnight = _dt.datetime.fromtimestamp(at, _dt.timezone.utc).replace(hour=0, minute=0, second=0, microsecond=0)
+    out.append((f'Robot, {day_ask}', at, midnight.timestamp()))
     return out
 
 
@@ -330,9 +340,9 @@ def ask_windows(agent: Any, rec_mem: RecordingMemory, records: Sequence[dict[str
 
     entries = agent.memory.memory.entries
     out = []
-    for text, at, minutes in window_questions(records):
+    for text, at, start in window_questions(records):
         sid += 1
-        start, end = at + 3.0 - minutes * 60.0, at + 3.0
+        end = at + 3.0
         agent.advance(at)
         rec_mem.refs = []
         act = agent.answer(SegmentInput(segment_id=sid, start=at, end=at + 3.0, typed_text=text))

@@ -1,9 +1,10 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Generation pairs for questions about a span of time ("what went on in the past 12 minutes?", paper A.3).
+"""Generation pairs for questions about a span of time ("what went on in the past 12 minutes?", "what happened
+today?", paper A.3).
 
-At the end of a stream someone asks the robot what happened over its last minutes. The prompt is the one the engine
-builds for such a question (``ReflexEngine._recall``): the window's events, picked and worded by
+At the end of a stream someone asks the robot what happened over its last minutes, or today, or this morning. The
+prompt is the one the engine builds for such a question (``ReflexEngine._recall``): the window's events, picked and worded by
 :func:`~lightomni_ros.core.reflex.recall.window_events` from the window's episodic entries as the store renders
 them, take S_g's place (``window``), and the memories are the profiles of the people memory knows. The target names
 the shown events that taught something (at most four, spread over the window), in order and in the robot's words:
@@ -62,9 +63,17 @@ def target(phrase: str, clauses: list[str]) -> str:
 
 
 def window_probe(st: Stream, rng: random.Random, at: float, minutes: int) -> dict[str, Any] | None:
-    """One "what happened in the last ``minutes`` minutes?" generation pair asked at ``at`` (None: nothing to tell)."""
-    start = at - minutes * 60.0
-    shown = [i for i, ex in enumerate(st.examples) if ex['end'] >= start and ex['start'] <= at]
+    """One "what happened ...?" generation pair asked at ``at`` (None: nothing to tell).
+
+    The question asks about the last ``minutes`` minutes, or about a span the day names ("today", "this morning"),
+    as the split's templates word it; the window is the one the engine reads from those words.
+    """
+    asker = rng.choice(st.people)
+    question = f'{rng.choice(st.tpl["wake"])} {rng.choice(st.tpl["ask_window"]).format(n=minutes)}'
+    window = find_window(question, at + 3.0, UTC)     # the phrase the engine reads, as it reads it
+    if window is None:
+        return None
+    shown = [i for i, ex in enumerate(st.examples) if ex['end'] >= window.start and ex['start'] <= at]
     if not shown:
         return None
     profiles = [MemoryItem(f'profile:{f}', f'{f} is {n}') for f, n in st.names.items()]
@@ -72,7 +81,7 @@ def window_probe(st: Stream, rng: random.Random, at: float, minutes: int) -> dic
     k = ResponseConfig().summary_events
 
     def events(of: list[MemoryItem]) -> list[str]:
-        return window_events(profiles + of, [], start, at, UTC, k, ROBOT)
+        return window_events(profiles + of, [], window.start, at, UTC, k, ROBOT)
     lines = events(items)
     # which segment each shown line tells of: the line that segment alone gives
     own = {}
@@ -80,11 +89,8 @@ def window_probe(st: Stream, rng: random.Random, at: float, minutes: int) -> dic
         own.setdefault(events([item])[0], i)
     news = {line for line, _, subject in st.vocab['broadcasts'] if subject}
     told = [clause(st.examples[own[line]], st.names, news) for line in lines if line in own]
-    asker = rng.choice(st.people)
-    question = f'{rng.choice(st.tpl["wake"])} {rng.choice(st.tpl["ask_window"]).format(n=minutes)}'
-    window = find_window(question, at + 3.0, UTC)     # the phrase the engine reads, as it reads it
-    reply = target(f'in the last {minutes} minutes', [c for c in told if c])
-    if not reply or window is None:
+    reply = target(window.phrase, [c for c in told if c])
+    if not reply:
         return None
     typed = rng.random() < 0.3
     return {'kind': 'ask_window', 'start': round(at, 1), 'end': round(at + 3.0, 1), 'face_ids': [asker.face],
