@@ -295,3 +295,34 @@ def test_what_a_radio_said_is_grounded_in_the_unseen_speaker_memories() -> None:
     assert misattributed('The man on the radio said: "And so my fellow Americans."', q, mems, ROBOT) == ''
     # words only Barack said are not the radio's
     assert misattributed('The man on the radio said: "I love playing basketball."', q, mems, ROBOT)
+
+
+def test_the_response_prompt_shows_what_answers_and_the_names_it_needs() -> None:
+    from types import SimpleNamespace
+
+    from lightomni_ros.core.reflex.config import LatentConfig, ResponseConfig
+    from lightomni_ros.core.reflex.engine import ReflexEngine
+    from lightomni_ros.core.reflex.types import SegmentInput
+
+    engine = SimpleNamespace(cfgs=SimpleNamespace(response=ResponseConfig(), latent=LatentConfig()))
+    mems = [MemoryItem('profile:<face_0>', '<face_0> is Barack (updated_by: introduction)'),
+            MemoryItem('profile:<face_1>', '<face_1> is Joe (updated_by: introduction)'),
+            MemoryItem('semantic:3', "[2026-01-05 09:00:04]--[2026-01-05 09:00:11]: Joe's car keys are in the blue "
+                                     "drawer.", 0.6),
+            MemoryItem('episodic:2', '[2026-01-05 09:00:04]--[2026-01-05 09:00:11]: saw Joe talking, Barack; heard '
+                                     '"my car keys are in the blue drawer"', 0.5),
+            MemoryItem('semantic:5', '[2026-01-05 09:00:20]--[2026-01-05 09:00:24]: The meeting is on Thursday.', 0.55),
+            MemoryItem('semantic:6', '[2026-01-05 09:00:30]--[2026-01-05 09:00:34]: <face_0> likes to drink tea.', 0.3),
+            MemoryItem('semantic:7', '[2026-01-05 09:00:40]--[2026-01-05 09:00:44]: Joe likes to drink coffee.', 0.4)]
+    keys = SegmentInput(segment_id=1, start=0.0, end=1.0, transcript="Robot, where are Joe's car keys?")
+    shown = ReflexEngine.response_memories(engine, mems, keys)
+    # what answers, and Joe's name (asked of); Barack, a bystander of the episode named in its words, is left out
+    assert [m.ref for m in shown] == ['profile:<face_1>', 'semantic:3', 'episodic:2']
+    # asked by Barack about himself: his drink, and his profile (in view, and the id the fact names)
+    drink = SegmentInput(segment_id=2, start=0.0, end=1.0, transcript='Robot, which drink do I like?',
+                         face_ids=['<face_0>'], speaker_face='<face_0>')
+    assert [m.ref for m in ReflexEngine.response_memories(engine, mems, drink)] == ['profile:<face_0>', 'semantic:6']
+    # nothing answers: the closest, as before
+    none = SegmentInput(segment_id=3, start=0.0, end=1.0, transcript='Robot, what is the capital of Peru?')
+    assert [m.ref for m in ReflexEngine.response_memories(engine, mems, none)][-4:] == \
+        ['semantic:3', 'semantic:5', 'episodic:2', 'semantic:7']

@@ -59,6 +59,16 @@ def people_asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence
     return named
 
 
+#: words with which a question asks about the one asking ("which drink do I like?", "where is my bike?"); "me" of
+#: "tell me" and "remind me" asks nothing about them
+_ASKER = re.compile(r"\b(?:I|I'm|I've|my|mine|myself)\b", re.I)
+
+
+def asks_of_asker(question: str) -> bool:
+    """Whether ``question`` asks about the one asking it (their drink, their keys, what they did)."""
+    return bool(_ASKER.search(question))
+
+
 def _mentions(text: str, people: set[str]) -> bool:
     return any(re.search(rf'\b{re.escape(p)}\b', text) for p in people)
 
@@ -351,5 +361,5 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
     return part if part.endswith(('.', '!', '?')) else part + '.'
 
 
-__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'extractive_answer', 'misattributed', 'off_topic',
-           'people_asked', 'unfounded_refusal', 'unquoted']
+__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'misattributed',
+           'off_topic', 'people_asked', 'unfounded_refusal', 'unquoted']

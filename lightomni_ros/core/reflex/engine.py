@@ -37,8 +37,8 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, extractive_answer, misattributed, off_topic, unfounded_refusal,
-                        unquoted)
+from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, misattributed, off_topic,
+                        unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, content_words, is_quote_question, is_refusal, reply_problem, said_by,
                         unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
@@ -97,11 +97,15 @@ def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
         log.warning('reflex heads %s do not record their text embedder; assuming %s (same dimension)', path, mine)
 
 
+def _tells_of(text: str, face: str, name: str) -> bool:
+    """Whether ``text`` names ``face`` by its id or by ``name``."""
+    return face in text or bool(name) and re.search(rf'\b{re.escape(name)}\b', text, re.I) is not None
+
+
 def _names_for(face: str, names: dict[str, str], told: str, seg: SegmentInput) -> bool:
     """Whether the response prompt needs the profile of ``face``: its id is in ``told``, it is in view or asked of."""
     name = names.get(face, '')
-    asked = bool(name) and re.search(rf'\b{re.escape(name)}\b', seg.utterance, re.I) is not None
-    return face in told or face in seg.face_ids or asked
+    return face in told or face in seg.face_ids or bool(name) and _tells_of(seg.utterance, face, name)
 
 
 def greeting(utterance: str) -> str:
@@ -759,6 +763,10 @@ class ReflexEngine:
         if rc.focus_answering and seg is not None:
             # the profiles name the faces the question may name
             found = answering(seg.utterance, profiles + facts, wake_words(self.cfgs.latent.wake_words))
+            if found and seg.speaker and asks_of_asker(seg.utterance):
+                # "which drink do I like?" is about the one asking: the drinks of the others are near misses
+                me = P.face_names(profiles).get(seg.speaker, '')
+                found = [m for m in found if _tells_of(m.text, seg.speaker, me)] or found
             facts = found or facts
         facts = facts[:rc.max_memories]
         if seg is None:
