@@ -124,3 +124,14 @@ def test_what_someone_only_asked_grounds_nothing() -> None:
     assert not holds_only_a_question('<face_1> said: My laptop is in the basket.')
     assert 'not grounded' in reply_problem('The team meeting is in the last hour.', 'When is the team meeting?', mems)
     assert reply_problem('The team meeting is on Thursday.', 'When is the team meeting?', mems) == ''
+
+
+def test_what_a_reply_claims_must_be_remembered_not_only_how_it_relates() -> None:
+    # "likes" is in Tariq's memories, so half the new words are there; "soda" is in none of them
+    mems = [MemoryItem('profile:<face_2>', '<face_2> is Tariq (persona: <face_2> likes to paint watercolours.)'),
+            MemoryItem('semantic:1', '<face_2> likes to paint watercolours.', 0.5),
+            MemoryItem('semantic:2', '<face_3> likes to drink hot chocolate.', 0.4)]
+    q = 'Excuse me robot, what would Tariq want to drink?'
+    assert 'soda' in reply_problem('Tariq likes to drink soda.', q, mems)
+    assert reply_problem('Tariq likes to paint watercolours.', q, mems) == ''
+    assert reply_problem('Tariq likes hot chocolate.', q, mems) == ''

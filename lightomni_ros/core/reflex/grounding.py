@@ -130,6 +130,11 @@ _REFUSAL = re.compile(r"^(?:sorry,?\s*)?i (?:do not|don't|did not|didn't) (?:kno
 _ACK_WORDS = frozenset('''okay sure alright right noted got thanks thank nice meet good know hello will remember
 remind keep mind note later'''.split())
 
+#: words that relate a person to what a fact tells (likes, has, works, lives ...): present in most memories of
+#: people, they are no evidence that the rest of a reply is remembered
+_RELATION = frozenset('''like likes liked love loves loved enjoy enjoys enjoyed prefer prefers want wants wanted has
+have had own owns work works worked play plays played live lives lived come comes came always usually often'''.split())
+
 #: the words of a confirmation that say the robot will keep what it was told
 _KEEP_WORDS = frozenset('remember keep mind note noted'.split())
 
@@ -222,6 +227,10 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
             return 'reply adds nothing to the question'
         if len(new & known) < min_overlap * len(new):
             return f'reply not grounded in the retrieved memories ({len(new & known)}/{len(new)} new words)'
+        # "Tariq likes to drink soda.": "likes" is in half the memories; what the reply claims must be in them too
+        claim = {w for w in new if w not in _RELATION}
+        if len(claim & known) < min_overlap * len(claim):
+            return f'what the reply claims is not in the retrieved memories ({", ".join(sorted(claim - known))})'
     return ''
 
 
