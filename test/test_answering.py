@@ -326,3 +326,27 @@ def test_the_response_prompt_shows_what_answers_and_the_names_it_needs() -> None
     none = SegmentInput(segment_id=3, start=0.0, end=1.0, transcript='Robot, what is the capital of Peru?')
     assert [m.ref for m in ReflexEngine.response_memories(engine, mems, none)][-4:] == \
         ['semantic:3', 'semantic:5', 'episodic:2', 'semantic:7']
+
+
+def test_the_response_prompt_shows_the_newest_place_of_a_thing_moved() -> None:
+    from types import SimpleNamespace
+
+    from lightomni_ros.core.reflex.answering import newest_telling
+    from lightomni_ros.core.reflex.config import LatentConfig, ResponseConfig
+    from lightomni_ros.core.reflex.engine import ReflexEngine
+    from lightomni_ros.core.reflex.types import SegmentInput
+
+    mems = [MemoryItem('profile:<face_0>', '<face_0> is Merak'),
+            MemoryItem('semantic:1', '[2026-01-05 09:01:00]--[2026-01-05 09:01:04]: <face_0> said: I put my umbrella in '
+                                     'the car.', 0.7),
+            MemoryItem('semantic:2', '[2026-01-05 09:09:00]--[2026-01-05 09:09:04]: <face_0> said: I put my umbrella in '
+                                     'the closet.', 0.6),
+            MemoryItem('semantic:3', '[2026-01-05 09:05:00]--[2026-01-05 09:05:04]: The ticket is in the garage.', 0.5)]
+    q = "Robot, where is Merak's umbrella?"
+    assert [m.ref for m in newest_telling(q, mems[1:3], mems)] == ['semantic:2']
+    # what someone said is quoted whole, every time they said it
+    said = 'Robot, what did Merak say?'
+    assert [m.ref for m in newest_telling(said, mems[1:3], mems)] == ['semantic:1', 'semantic:2']
+    engine = SimpleNamespace(cfgs=SimpleNamespace(response=ResponseConfig(), latent=LatentConfig()))
+    seg = SegmentInput(segment_id=1, start=0.0, end=1.0, transcript=q)
+    assert [m.ref for m in ReflexEngine.response_memories(engine, mems, seg)] == ['profile:<face_0>', 'semantic:2']

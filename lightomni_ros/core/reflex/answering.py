@@ -318,6 +318,23 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     return QUOTE + ' '.join(parts)
 
 
+def newest_telling(question: str, found: Sequence[MemoryItem], memories: Sequence[MemoryItem],
+                   ignore: Sequence[str] = ()) -> list[MemoryItem]:
+    """``found`` (memories that could answer ``question``) without those a newer one of them supersedes.
+
+    "Where is the umbrella?" after it went from the car to the closet: "... in the closet" tells of everything asked
+    about that "... in the car" tells of, so only the closet is shown (the quote's rule, :func:`extractive_answer`).
+    A question about what was said keeps every quote.
+    """
+    if is_quote_question(question):
+        return list(found)
+    topic = set(_asked(question, memories, ignore)[2])
+    names = face_names(memories)
+    texts = {id(m): speakable(m.text, names) for m in found}
+    return [m for m in found if not any(said_at(n) > said_at(m) and _tells_the_same(texts[id(n)], texts[id(m)], topic)
+                                        for n in found)]
+
+
 def _tells_the_same(newer: str, older: str, topic: set[str]) -> bool:
     """Whether ``older`` tells of everything asked about that ``newer`` tells of (so ``newer`` supersedes it)."""
     told = topic & _stems(content_words(newer))
@@ -362,4 +379,4 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'misattributed',
-           'off_topic', 'people_asked', 'unfounded_refusal', 'unquoted']
+           'newest_telling', 'off_topic', 'people_asked', 'unfounded_refusal', 'unquoted']

@@ -151,7 +151,9 @@ class ResponseConfig:
                                  'is trained with this many.', min=0)
     focus_answering: bool = param(True, 'Show the response prompt only the memories that could answer the question '
                                         '(about whom and what it asks, telling more than it: the checks of the '
-                                        'grounding guard), up to max_memories, when any could; the closest otherwise '
+                                        'grounding guard; of the asker\'s own when it asks about the asker; not one a '
+                                        'newer one supersedes, as when a thing moved), up to max_memories, when any '
+                                        'could; the closest otherwise '
                                         '(an unanswerable question still reads its near misses and is refused). A '
                                         'small backbone that reads the answer among near misses often refuses or '
                                         'mixes them up.')

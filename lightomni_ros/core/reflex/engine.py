@@ -37,8 +37,8 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, misattributed, off_topic,
-                        unfounded_refusal, unquoted)
+from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, misattributed, newest_telling,
+                        off_topic, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, content_words, is_quote_question, is_refusal, reply_problem, said_by,
                         unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
@@ -761,12 +761,15 @@ class ReflexEngine:
         profiles = [m for m in memories if m.ref.startswith('profile:')]
         facts = sorted((m for m in memories if not m.ref.startswith('profile:')), key=lambda m: -m.score)
         if rc.focus_answering and seg is not None:
+            robot = wake_words(self.cfgs.latent.wake_words)
             # the profiles name the faces the question may name
-            found = answering(seg.utterance, profiles + facts, wake_words(self.cfgs.latent.wake_words))
+            found = answering(seg.utterance, profiles + facts, robot)
             if found and seg.speaker and asks_of_asker(seg.utterance):
                 # "which drink do I like?" is about the one asking: the drinks of the others are near misses
                 me = P.face_names(profiles).get(seg.speaker, '')
                 found = [m for m in found if _tells_of(m.text, seg.speaker, me)] or found
+            # not those a newer one supersedes (a thing moved, a meeting moved): the adapter picks among what it reads
+            found = newest_telling(seg.utterance, found, profiles + facts, robot)
             facts = found or facts
         facts = facts[:rc.max_memories]
         if seg is None:
