@@ -273,7 +273,8 @@ def test_a_claim_about_another_thing_than_the_one_asked_about_is_no_answer() -> 
             MemoryItem('semantic:1', "Merak's wallet is in the closet."),
             MemoryItem('semantic:2', "Merak's book is in the cellar.")]
     q = 'Robot, where did Merak put the book?'
-    assert misattributed("Merak's wallet is in the closet.", q, mems, ROBOT) == '', 'every word is Merak\'s'
+    # every word is Merak's, but none is of what Merak's memories tell of the book
+    assert 'memories of merak' in misattributed("Merak's wallet is in the closet.", q, mems, ROBOT)
     assert 'none of what was asked about' in off_topic("Merak's wallet is in the closet.", q, mems, ROBOT)
     assert off_topic("Merak's book is in the cellar.", q, mems, ROBOT) == ''
     assert off_topic('Merak put it in the cellar.', q, mems, ROBOT) == '', 'the verb asked about is told'
@@ -350,3 +351,15 @@ def test_the_response_prompt_shows_the_newest_place_of_a_thing_moved() -> None:
     engine = SimpleNamespace(cfgs=SimpleNamespace(response=ResponseConfig(), latent=LatentConfig()))
     seg = SegmentInput(segment_id=1, start=0.0, end=1.0, transcript=q)
     assert [m.ref for m in ReflexEngine.response_memories(engine, mems, seg)] == ['profile:<face_0>', 'semantic:2']
+
+
+def test_a_place_of_another_thing_of_the_same_person_is_no_answer() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Merak'),
+            MemoryItem('semantic:487', "[2026-01-05 09:01:00]--[2026-01-05 09:01:04]: Merak's umbrella is in the car.",
+                       0.6),
+            MemoryItem('recent:3', '<face_1> said: I put my wallet in the closet.', 0.5)]
+    q = 'Robot, where did Merak put the umbrella?'
+    assert 'memories of merak' in misattributed("Merak's umbrella is in the closet.", q, mems, ROBOT)
+    assert misattributed("Merak's umbrella is in the car.", q, mems, ROBOT) == ''
+    # nothing of Merak's tells of the umbrella: all of Merak's memories may ground the reply, as before
+    assert misattributed("Merak's umbrella is in the closet.", q, mems[:1] + mems[2:], ROBOT) == ''

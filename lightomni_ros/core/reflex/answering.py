@@ -43,6 +43,10 @@ please hey okay excuse sorry quick question like hello'''.split())
 #: question's own words tells nothing new ("a person has a laptop")
 _FRAME = frozenset('''person people someone somebody said says saw heard hear talking typing typed told unseen speaker
 voice face'''.split())
+#: verbs of putting something somewhere and of how a person relates to it: "where did Merak put the umbrella?" asks
+#: about the umbrella, and "I put my wallet in the closet" does not tell of it
+_PLACING = frozenset('''put puts left leave leaves placed place stuck moved dropped kept keep keeps like likes love
+loves enjoy enjoys has have had'''.split())
 #: capitalised words that name nobody: the calendar, "I", devices
 _NOT_NAMES = frozenset('i tv ok okay'.split()) | CALENDAR_WORDS
 #: a capitalised word that does not open a sentence (a name, as text and speech recognition write names)
@@ -186,7 +190,8 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     """Why a reply should not be spoken: its claim is not in the memories of whom or what the question asks about.
 
     The grounding check reads every retrieved memory; here the reply's new words must come from memories that mention
-    a person the question names (profiles included: they hold attributes), or, when it names nobody, from memories
+    a person the question names (profiles included: they hold attributes; those that also mention what it asks about,
+    when any does), or, when it names nobody, from memories
     that mention what it asks about ("the house keys are in the green basket" from the earrings' basket is not
     grounded); asked what a radio, a TV or someone described said, from what they said (:func:`~.grounding.said_by`).
     A refusal is always fine.
@@ -202,7 +207,12 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     heard = [] if people or not is_quote_question(question) else \
         [m for m in said_by(question, memories, strict=True) if not m.ref.startswith('profile:')]
     if people:
-        known = set().union(*(content_words(t) for t in about if _mentions(t, people)))
+        # of what they hold, what tells of the thing asked about when any does: Merak's wallet in the closet does not
+        # say where Merak put the umbrella
+        theirs = [content_words(t) for t in about if _mentions(t, people)]
+        thing = {s for s, w in topic.items() if w not in _PLACING} or topic.keys()
+        on_topic = [words for words in theirs if thing & _stems(words)]
+        known = set().union(*(on_topic or theirs))
     elif heard:
         known = set().union(*(content_words(_about(speakable(m.text, names).lower())) for m in heard))
     else:
