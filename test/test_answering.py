@@ -338,10 +338,10 @@ def test_the_response_prompt_shows_the_newest_place_of_a_thing_moved() -> None:
     from lightomni_ros.core.reflex.types import SegmentInput
 
     mems = [MemoryItem('profile:<face_0>', '<face_0> is Merak'),
-            MemoryItem('semantic:1', '[2026-01-05 09:01:00]--[2026-01-05 09:01:04]: <face_0> said: I put my umbrella in '
-                                     'the car.', 0.7),
-            MemoryItem('semantic:2', '[2026-01-05 09:09:00]--[2026-01-05 09:09:04]: <face_0> said: I put my umbrella in '
-                                     'the closet.', 0.6),
+            MemoryItem('semantic:1', '[2026-01-05 09:01:00]--[2026-01-05 09:01:04]: <face_0> said: I put my umbrella '
+                                     'in the car.', 0.7),
+            MemoryItem('semantic:2', '[2026-01-05 09:09:00]--[2026-01-05 09:09:04]: <face_0> said: I put my umbrella '
+                                     'in the closet.', 0.6),
             MemoryItem('semantic:3', '[2026-01-05 09:05:00]--[2026-01-05 09:05:04]: The ticket is in the garage.', 0.5)]
     q = "Robot, where is Merak's umbrella?"
     assert [m.ref for m in newest_telling(q, mems[1:3], mems)] == ['semantic:2']

@@ -1,16 +1,16 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""Generation pairs for questions about a span of time ("what went on in the past 12 minutes?", "what happened
-today?", paper A.3).
+"""Generation pairs for questions about a span of time ("what happened in the past 12 minutes?", "today?").
 
 At the end of a stream someone asks the robot what happened over its last minutes, or today, or this morning. The
-prompt is the one the engine builds for such a question (``ReflexEngine._recall``): the window's events, picked and worded by
-:func:`~lightomni_ros.core.reflex.recall.window_events` from the window's episodic entries as the store renders
-them, take S_g's place (``window``), and the memories are the profiles of the people memory knows. The target names
-the shown events that taught something (at most four, spread over the window), in order and in the robot's words:
-the facts a segment taught ("Mei is allergic to pollen"), "I met Kwame" for an introduction, "I heard that ..." for
-what a radio or TV announced. Questions, small talk and silence are left out: they are not what a summary is for.
-The draws come from a generator of their own, so the streams (segments, labels, other pairs) do not change.
+prompt is the one the engine builds for such a question (``ReflexEngine._recall``): the window's events, picked and
+worded by :func:`~lightomni_ros.core.reflex.recall.window_events` from the window's episodic entries as the store
+renders them, take S_g's place (``window``), and the memories are the profiles of the people memory knows. The
+target names the shown events that taught something (at most four, spread over the window), in order and in the
+robot's words: the facts a segment taught ("Mei is allergic to pollen"), "I met Kwame" for an introduction, "I heard
+that ..." for what a radio or TV announced. Questions, small talk and silence are left out: they are not what a
+summary is for. The draws come from a generator of their own, so the streams (segments, labels, other pairs) do not
+change.
 """
 
 from __future__ import annotations
