@@ -760,21 +760,20 @@ class ReflexEngine:
         rc = self.cfgs.response
         profiles = [m for m in memories if m.ref.startswith('profile:')]
         facts = sorted((m for m in memories if not m.ref.startswith('profile:')), key=lambda m: -m.score)
+        names = P.face_names(profiles)
         if rc.focus_answering and seg is not None:
             robot = wake_words(self.cfgs.latent.wake_words)
             # the profiles name the faces the question may name
             found = answering(seg.utterance, profiles + facts, robot)
             if found and seg.speaker and asks_of_asker(seg.utterance):
                 # "which drink do I like?" is about the one asking: the drinks of the others are near misses
-                me = P.face_names(profiles).get(seg.speaker, '')
-                found = [m for m in found if _tells_of(m.text, seg.speaker, me)] or found
+                found = [m for m in found if _tells_of(m.text, seg.speaker, names.get(seg.speaker, ''))] or found
             # not those a newer one supersedes (a thing moved, a meeting moved): the adapter picks among what it reads
             found = newest_telling(seg.utterance, found, profiles + facts, robot)
             facts = found or facts
         facts = facts[:rc.max_memories]
         if seg is None:
             return profiles + facts
-        names = P.face_names(profiles)
         told = ' '.join(m.text for m in facts)
         return [m for m in profiles if _names_for(m.ref[len('profile:'):], names, told, seg)] + facts
 
