@@ -955,3 +955,36 @@ def test_sleep_time_work_runs_on_its_own_thread_count(engine, monkeypatch):
     engine.memory_pass(question(), 'They are in the blue bowl.')
     engine.respond(question(typed=True), [])
     assert seen == [1, before] and torch.get_num_threads() == before == 2
+
+
+def test_a_beam_search_finds_the_alternatives_to_the_greedy_reply(engine):
+    """Its best reply at width 1 is the greedy one; wider, distinct replies best first; the prompt's cache is kept."""
+    seg = question(typed=True)
+    memories = [MemoryItem('semantic:3', 'Ana keeps her keys in the blue bowl.', 0.8)]
+    greedy, _ = engine.respond(seg, memories, max_new_tokens=8)
+    assert engine.respond_candidates(seg, memories, 1, max_new_tokens=8) == [greedy]
+    wide = engine.respond_candidates(seg, memories, 3, max_new_tokens=8)
+    assert 1 < len(wide) <= 3 and len(set(wide)) == len(wide), wide
+    assert engine.respond(seg, memories, max_new_tokens=8)[0] == greedy, 'the cache a beam search read is intact'
+
+
+def test_a_reply_the_check_refuses_is_replaced_by_a_grounded_beam_reply(engine, monkeypatch):
+    """The greedy reply invents a place: the beam search's second reply, from the memory, is said, as generated."""
+    tok = engine.backbone.tokenizer
+    invented, grounded = 'Your keys are on the moon.', 'Your keys are in the blue bowl.'
+    monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (tok.encode(invented), False))
+    widths = []
+
+    def beams(backbone, hidden, cache, offset, limit, width, *rest):
+        widths.append(width)
+        return [tok.encode(invented), tok.encode(grounded)], False
+
+    monkeypatch.setattr(generation, 'beam_decode', beams)
+    d = engine.decide(question(typed=True), 0.5, 0.5, 12, 4)
+    assert d.response == grounded and d.response_source == 'generated', d
+    assert widths == [engine.cfgs.response.retry_beams] and 'retry' in d.latency_ms
+    assert any(n.startswith('beam reply 2 of 4: the greedy one failed the check') for n in d.notes), d.notes
+    # with no grounded alternative the reply is quoted from the memory, as before
+    monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([tok.encode(invented)], False))
+    d = engine.decide(question(typed=True), 0.5, 0.5, 12, 4)
+    assert d.response_source == 'extractive' and 'blue bowl' in d.response, d

@@ -395,6 +395,29 @@ class ReflexEngine:
         ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span);
         ``stream`` sees the reply as it is decoded (its first sentence is said early).
         """
+        tok = self.backbone.tokenizer
+        partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
+
+        def greedy(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
+            return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial)[0]]
+
+        replies, n = self._decode_replies(seg, memories, max_new_tokens, context, greedy)
+        return replies[0], n
+
+    @torch.no_grad()
+    def respond_candidates(self, seg: SegmentInput, memories: list[MemoryItem], width: int,
+                           max_new_tokens: int | None = None, stop: Callable[[], bool] | None = None,
+                           context: str = '') -> list[str]:
+        """The ``width`` most likely replies of the generation adapter to the prompt :meth:`respond` reads, best first
+        (a beam search: the alternatives to a greedy reply the grounding check refused)."""
+        def beams(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
+            return gen.beam_decode(self.backbone, hidden, cache, end, limit, width, stop, newline)[0]
+
+        return self._decode_replies(seg, memories, max_new_tokens, context, beams)[0]
+
+    def _decode_replies(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None,
+                        context: str, decode: Callable[..., list[list[int]]]) -> tuple[list[str], int]:
+        """Prefill the response prompt and ``decode`` after it; returns the cleaned replies and the prompt tokens."""
         with self.adapters.use('generation') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
             parts = P.response_parts(self.backbone, seg, memories, None, self.cfgs.response.memory_max_tokens,
@@ -403,14 +426,11 @@ class ReflexEngine:
             hidden, cache, plen, end = self.prefill(kind, parts, active, script=context or None)
             tok = self.backbone.tokenizer
             newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
-            partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
             try:
-                ids, _ = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
-                                           max_new_tokens or self.cfgs.backbone.max_new_tokens, stop, newline,
-                                           partial)
+                out = decode(hidden[-1:], cache, end, max_new_tokens or self.cfgs.backbone.max_new_tokens, newline)
             finally:
                 crop_to(cache, plen)
-        return gen.clean_response(self.backbone.tokenizer.decode(ids)), plen + sum(len(p) for p in parts)
+        return [gen.clean_response(tok.decode(ids)) for ids in out] or [''], plen + sum(len(p) for p in parts)
 
     def known_names(self, face_ids: list[str]) -> dict[str, str]:
         """Names memory knows for ``face_ids`` (from their profiles; {} when memory cannot be asked)."""
@@ -660,6 +680,10 @@ class ReflexEngine:
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = check(response)
+                    if problem and not stream.chunks and rc.retry_beams > 1 and not self.preemption.halted():
+                        t0 = time.perf_counter()
+                        response, problem = self._retry(seg, context, response, problem, check, notes)
+                        lat['retry'] = (time.perf_counter() - t0) * 1000
                     # a confirmation refused only because the heads read a question the words do not show: a
                     # memory that answers is quoted (a question speech recognition garbled); with none, it was a
                     # statement the heads also search on, and the confirmation is said (it claims nothing)
@@ -697,6 +721,17 @@ class ReflexEngine:
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
                         reminders=reminders, sg_version=sg_version, chunks=stream.chunks)
+
+    def _retry(self, seg: SegmentInput, context: list[MemoryItem], reply: str, problem: str,
+               check: Callable[[str], str], notes: list[str]) -> tuple[str, str]:
+        """The most likely of the beam search's replies that passes ``check``; (``reply``, ``problem``) when none."""
+        for rank, alternative in enumerate(self.respond_candidates(seg, context, self.cfgs.response.retry_beams,
+                                                                   stop=self.preemption.halted)):
+            if alternative and alternative != reply and not check(alternative):
+                notes.append(f'beam reply {rank + 1} of {self.cfgs.response.retry_beams}: the greedy one failed '
+                             f'the check ({problem})')
+                return alternative, ''
+        return reply, problem
 
     def _recall(self, seg: SegmentInput, memories: list[MemoryItem], window: TimeWindow, notes: list[str],
                 lat: dict[str, float]) -> tuple[str, str]:

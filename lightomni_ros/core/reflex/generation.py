@@ -146,6 +146,73 @@ def greedy_decode_batch(backbone, prefix_cache, rows: list[PrefilledRow], max_ne
     return ids, False
 
 
+@torch.no_grad()
+def beam_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int, width: int,
+                stop: Callable[[], bool] | None = None,
+                end_token: Callable[[int], bool] | None = None) -> tuple[list[list[int]], bool]:
+    """The ``width`` most likely replies after a prefilled prompt, best first; returns (replies, interrupted).
+
+    A beam search over ``width`` hypotheses decoded together (one batched step costs about one greedy step on a
+    memory-bound CPU); a reply is ranked by its mean token log-probability, so a short one is not preferred for
+    being short. ``cache`` (the prompt's) is not changed: the beams decode on a copy. A reply ends where a greedy one
+    would (end of turn, ``end_token``, a loop).
+    """
+    from transformers import DynamicCache
+
+    dev = backbone.device
+    dec = backbone.decoder()
+    eos = getattr(backbone.tokenizer, 'eos_ids', set())
+    beams = DynamicCache()
+    for li, la in enumerate(cache.layers):
+        beams.update(la.keys.expand(width, -1, -1, -1).contiguous(), la.values.expand(width, -1, -1, -1).contiguous(),
+                     li)
+    logp = torch.log_softmax(backbone.logits(hidden_last[-1:]).float(), dim=-1)[-1:]    # one live row at first
+    scores = torch.zeros(1, device=dev)
+    live: list[list[int]] = [[]]
+    done: list[tuple[float, list[int]]] = []
+
+    def finish(ids: list[int], score: float) -> None:
+        done.append((score / max(1, len(ids)), ids))
+
+    for i in range(max_new_tokens):
+        total = (scores[:, None] + logp).view(-1)
+        vocab = logp.shape[-1]
+        rows, nxt, kept = [], [], []
+        for flat in torch.topk(total, min(2 * width, total.numel())).indices.tolist():
+            row, tok = divmod(flat, vocab)
+            ids, score = live[row], float(total[flat])
+            if tok in eos or (end_token is not None and ids and end_token(tok)):
+                finish(ids, score)
+                continue
+            grown = ids + [tok]
+            excess = loop_excess(grown)
+            if excess:
+                finish(grown[:len(grown) - excess], score)
+                continue
+            rows.append(row)
+            nxt.append(tok)
+            kept.append((grown, score))
+            if len(kept) == width:
+                break
+        if not kept or len(done) >= width:     # enough finished replies (transformers' early stopping)
+            break
+        if i == max_new_tokens - 1:
+            done.extend((s / len(g), g) for g, s in kept)
+            break
+        if stop is not None and stop():
+            return [g for _, g in sorted(done, key=lambda d: -d[0])], True
+        rows += [rows[-1]] * (width - len(rows))        # a full batch keeps the cache's shape; extras are dropped
+        beams.reorder_cache(torch.tensor(rows, device=dev))
+        live = [g for g, _ in kept]
+        scores = torch.tensor([s for _, s in kept], device=dev)
+        step = torch.tensor(nxt + [nxt[-1]] * (width - len(nxt)), device=dev).view(width, 1)
+        pos = torch.full((backbone.pos_dims, width, 1), offset + i, dtype=torch.long, device=dev)
+        out = dec(inputs_embeds=backbone.embedding(step), position_ids=pos if backbone.pos_dims == 3 else pos[0],
+                  **cache_kwargs(dec, beams))
+        logp = torch.log_softmax(backbone.logits(out.last_hidden_state[:, -1]).float(), dim=-1)[:len(kept)]
+    return [g for _, g in sorted(done, key=lambda d: -d[0])][:width], False
+
+
 def _pos_arg(backbone, pos: torch.Tensor) -> torch.Tensor:
     """Position ids in the shape the decoder expects: [1, L] (plain) or [3, 1, L] (M-RoPE)."""
     return pos.unsqueeze(1) if backbone.pos_dims == 3 else pos
