@@ -448,3 +448,15 @@ def test_a_longer_held_out_split_keeps_the_first_streams_and_adds_new_ones(tmp_p
     assert first == [{k: e.get(k) for k in segments} for e in held['examples']]
     assert {e['stream'] for e in grown} == set(range(6))
     assert longer_heldout(tmp_path, cfg, 6) == folder    # generated once
+
+
+def test_more_wordings_of_a_statement_add_pairs_and_leave_the_first_wording_as_it_was():
+    """`restatements` = 2: a second other wording per statement, from its own generator; the first is unchanged."""
+    one = synth.generate('train', 0, SMALL)
+    two = synth.generate('train', 0, dataclasses.replace(SMALL, restatements=2))
+    assert [e.get('restated', [None])[0] for e in two['examples']] == \
+        [e.get('restated', [None])[0] for e in one['examples']]
+    more = [e['restated'] for e in two['examples'] if len(e.get('restated', [])) == 2]
+    assert len(more) >= 20 and all(a != b for a, b in more)
+    assert len(two['pairs']['memory']) - len(one['pairs']['memory']) == len(more)
+    assert two['pairs']['generation'] == one['pairs']['generation']

@@ -110,8 +110,8 @@ def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: rand
     """One (segment -> memory JSON) pair per clean segment with words, and a fraction of the silent ones.
 
     The target names the speaker by id (:func:`speaker_by_id`); ``stored`` is what memory keeps of it after the
-    rules (names). A segment also said another way (``restated``, restate module) gives a second pair with the same
-    target.
+    rules (names). A segment also said other ways (``restated``, restate module) gives a pair per wording with the
+    same target.
     """
     out = []
     for ex in examples:
@@ -123,8 +123,7 @@ def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: rand
             'target': speaker_by_id(ex), 'facts': ex['facts'], 'source': ex['source'],
             'stored': {k: ex['topic'][k] for k in ('semantic', 'remembered')}}
         out.append(pair)
-        if ex.get('restated'):
-            out.append(pair | ex['restated'])
+        out += [pair | other for other in ex.get('restated', [])]
     return out
 
 

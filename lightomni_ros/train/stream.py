@@ -99,9 +99,11 @@ class Stream:
         self.recent: collections.deque = collections.deque(maxlen=8)   # (speaker, utterance) not yet questions
         # draws of the generation pairs only (pairs.EPISODE_ONLY): the stream's own draws stay as they were
         self.stand_in = random.Random(f'{split}:{index}:stand-in')
-        # draws of the second wordings of the memory pairs only (restate module), and this segment's wordings
-        self.restate = random.Random(f'{split}:{index}:restate')
-        self.renders: list[tuple[str, str]] = []
+        # draws of the other wordings of the memory pairs only (restate module), one generator per wording (a second
+        # one leaves the first's draws as they were), and this segment's wordings of each
+        self.restaters = [random.Random(f'{split}:{index}:restate' + (str(k + 1) if k else ''))
+                          for k in range(max(1, cfg.restatements))]
+        self.renders: list[list[tuple[str, str]]] = [[] for _ in self.restaters]
         # and of the second wordings of the questions (generation pairs only), from a generator of their own
         self.ask_restate = random.Random(f'{split}:{index}:ask-restate')
         self.asked: list[tuple[str, str]] = []
@@ -137,9 +139,10 @@ class Stream:
         """``tpl`` (a ``key`` template the stream drew) with its slots; a training stream also keeps another wording."""
         text = tpl.format(**slots)
         if self.split == 'train':
-            other = restate.alternative(self.restate, key, owner, **slots)
-            if other:
-                self.renders.append((text, other))
+            for rng, renders in zip(self.restaters, self.renders):
+                other = restate.alternative(rng, key, owner, **slots)
+                if other:
+                    renders.append((text, other))
         return text
 
     def reword(self, key: str, text: str, **slots: Any) -> None:
@@ -242,9 +245,11 @@ class Stream:
               'gold_text': self.memories[said.gold]['text'] if said.gold is not None else '',
               'memory_ids': [m['id'] for m in self.memories], 'sg': self.sg(), 'response': said.response,
               'answer': said.answer, 'topic': topic, 'facts': said.facts + said.remembered}
-        other, self.renders = said_otherwise(said, self.renders), []
-        if other:
-            ex['restated'] = other
+        others = [said_otherwise(said, renders) for renders in self.renders]
+        self.renders = [[] for _ in self.restaters]
+        restated = [o for i, o in enumerate(others) if o and o not in others[:i]]
+        if restated:
+            ex['restated'] = restated
         asked = self.reworded(said)
         if asked:
             ex['reworded'] = asked

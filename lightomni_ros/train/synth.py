@@ -76,6 +76,8 @@ class SynthConfig:
     # four per stream summarised worse than the extractive summary (models/README.md, 2026-12-04)
     window_questions: int = 0
     idle_pairs: float = 0.3        # silent segments among the memory adapter's pairs
+    # other wordings of each training statement (restate module), each another memory pair with the same target
+    restatements: int = 1
     # segments perception gives no frame labels (camera dark or covered, nothing it recognises): a radio heard in
     # a dark room is rendered with neither people nor a scene, which the memory pass must handle too
     no_labels: float = 0.2
