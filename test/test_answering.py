@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.answering import (answering, extractive_answer, misattributed, off_topic, people_asked,
-                                                 unfounded_refusal, unquoted)
+from lightomni_ros.core.reflex.answering import (answering, extractive_answer, leaves_out, misattributed, off_topic,
+                                                 people_asked, unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.prompts import said_at
 from lightomni_ros.core.reflex.types import MemoryItem
 
@@ -363,3 +363,21 @@ def test_a_place_of_another_thing_of_the_same_person_is_no_answer() -> None:
     assert misattributed("Merak's umbrella is in the car.", q, mems, ROBOT) == ''
     # nothing of Merak's tells of the umbrella: all of Merak's memories may ground the reply, as before
     assert misattributed("Merak's umbrella is in the closet.", q, mems[:1] + mems[2:], ROBOT) == ''
+
+
+def test_a_second_chance_reply_keeps_what_the_answer_says_of_the_topic() -> None:
+    """A beam search's reply must not drop words of what was asked that the answer holds, and without one, refuse."""
+    ignore = ['robot']
+    race = [MemoryItem('recent:1', '<face_1> said: Freya, I really enjoyed the cycling race.'),
+            MemoryItem('profile:<face_1>', '<face_1> is Olek')]
+    asked = "What was Olek's opinion on the cycling race?"
+    assert 'race' in leaves_out('Olek enjoyed cycling.', asked, race, ignore)
+    assert not leaves_out('Olek enjoyed the cycling race.', asked, race, ignore)
+    # a word of the question that no answer says is not required
+    tennis = [MemoryItem('semantic:1', 'Ana plays tennis.')]
+    assert not leaves_out('Ana plays tennis.', 'What sport does Ana play?', tennis, ignore)
+    lunch = [MemoryItem('recent:3', '<face_3> said: They set lunch for half past six.')]
+    moon = 'Robot, how far away is the moon?'
+    assert leaves_out('The moon is at half past six.', moon, lunch, ignore) == \
+        'no memory answers, and the reply is no refusal'
+    assert not leaves_out("I don't remember that.", moon, lunch, ignore)

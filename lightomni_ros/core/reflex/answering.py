@@ -243,6 +243,29 @@ def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
     return f'reply tells of none of what was asked about ({", ".join(sorted(topic.values()))})'
 
 
+def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+    """Why a second-chance reply should not be spoken: it drops words of what was asked about that the answer holds.
+
+    A beam search (``response.retry_beams``) finds replies that pass the checks by chance more readily than greedy
+    decoding does: "Olek enjoyed cycling." to "what was Olek's opinion on the cycling race?", from "I really enjoyed
+    the cycling race.". Such a reply must keep every word of what was asked about that some memory which answers says
+    ("race" here; "sport" in "what sport does Ana play?" is in no answer, so "Ana plays tennis." stands). With no
+    memory that answers it may only refuse. A refusal, a confirmation, and a question that asks nothing or asks what
+    was said (checked by :func:`unquoted`) are not checked here.
+    """
+    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) or not asks(question) \
+            or is_quote_question(question):
+        return ''
+    _, _, topic = _asked(question, memories, ignore)
+    told = _stems(content_words(reply))
+    answers = answering(question, memories, ignore)
+    if any(set(topic) & _stems(content_words(m.text)) <= told for m in answers):
+        return ''
+    if not answers:
+        return 'no memory answers, and the reply is no refusal'
+    return f'reply leaves out what the answer says of {", ".join(sorted(topic.values()))}'
+
+
 def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
              min_overlap: float = 0.5) -> str:
     """Why an answer to "what did ... say?" should not be spoken: it does not say what the one asked about said.
@@ -389,4 +412,4 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'misattributed',
-           'newest_telling', 'off_topic', 'people_asked', 'unfounded_refusal', 'unquoted']
+           'leaves_out', 'newest_telling', 'off_topic', 'people_asked', 'unfounded_refusal', 'unquoted']

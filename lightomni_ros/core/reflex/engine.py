@@ -37,8 +37,8 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, misattributed, newest_telling,
-                        off_topic, unfounded_refusal, unquoted)
+from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, leaves_out, misattributed,
+                        newest_telling, off_topic, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, content_words, is_quote_question, is_refusal, reply_problem, said_by,
                         unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
@@ -680,14 +680,17 @@ class ReflexEngine:
                 if self.cfgs.response.grounding_check:
                     # checked against (and quoted from) everything retrieved, not only what the prompt showed
                     problem = check(response)
-                    if problem and not stream.chunks and rc.retry_beams > 1 and not self.preemption.halted():
-                        t0 = time.perf_counter()
-                        response, problem = self._retry(seg, context, response, problem, check, notes)
-                        lat['retry'] = (time.perf_counter() - t0) * 1000
                     # a confirmation refused only because the heads read a question the words do not show: a
                     # memory that answers is quoted (a question speech recognition garbled); with none, it was a
                     # statement the heads also search on, and the confirmation is said (it claims nothing)
                     unsure = problem == NO_ANSWER and not by_words
+                    if problem and not unsure and not stream.chunks and rc.retry_beams > 1 \
+                            and not self.preemption.halted():
+                        t0 = time.perf_counter()
+                        response, problem = self._retry(
+                            seg, context, response, problem,
+                            lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names), notes)
+                        lat['retry'] = (time.perf_counter() - t0) * 1000
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
                         if problem and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
