@@ -248,10 +248,10 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
 
     A beam search (``response.retry_beams``) finds replies that pass the checks by chance more readily than greedy
     decoding does: "Olek enjoyed cycling." to "what was Olek's opinion on the cycling race?", from "I really enjoyed
-    the cycling race.". Such a reply must keep every word of what was asked about that some memory which answers says
-    ("race" here; "sport" in "what sport does Ana play?" is in no answer, so "Ana plays tennis." stands). With no
-    memory that answers it may only refuse. A refusal, a confirmation, and a question that asks nothing or asks what
-    was said (checked by :func:`unquoted`) are not checked here.
+    the cycling race." (and a stored "Olek enjoys cycling."). Such a reply must keep every word of what was asked about
+    that the memories which answer say ("race" here; "sport" in "what sport does Ana play?" is in no answer, so "Ana
+    plays tennis." stands). With no memory that answers it may only refuse. A refusal, a confirmation, and a question
+    that asks nothing or asks what was said (checked by :func:`unquoted`) are not checked here.
     """
     if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) or not asks(question) \
             or is_quote_question(question):
@@ -259,11 +259,13 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     _, _, topic = _asked(question, memories, ignore)
     told = _stems(content_words(reply))
     answers = answering(question, memories, ignore)
-    if any(set(topic) & _stems(content_words(m.text)) <= told for m in answers):
-        return ''
     if not answers:
         return 'no memory answers, and the reply is no refusal'
-    return f'reply leaves out what the answer says of {", ".join(sorted(topic.values()))}'
+    said = set(topic) & set().union(*(_stems(content_words(m.text)) for m in answers))
+    if not topic or said and said <= told:     # answers that say none of the topic back no reply
+        return ''
+    left = sorted(topic[s] for s in said - told) or sorted(topic.values())
+    return f'reply leaves out what the answers say of {", ".join(left)}'
 
 
 def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
