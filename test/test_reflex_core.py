@@ -194,7 +194,8 @@ def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_ans
     """A follow-up to another person, or a remark with nothing to say, stays quiet.
 
     Let through as a follow-up only: a call to another person in view by name stays quiet, and so does a remark
-    whose reply would only be a refusal; a question, or a remark with something to say, is answered.
+    whose reply would only be a refusal or a confirmation it did not ask for; a question, a request to keep something,
+    or a remark with something to say, is answered.
     """
     def after_reply(sid: int, text: str, faces: list[str]) -> SegmentInput:
         engine.address.replied(SegmentInput(segment_id=sid - 1, start=700.0 + sid, end=701.0 + sid,
@@ -217,6 +218,14 @@ def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_ans
     assert d.speak and d.response == 'It has, you worked hard today.' and len(d.chunks) == 1
     asked = after_reply(157, 'And where did I park?', ['<face_1>'])
     assert engine.decide(asked, 0.0, 1.01, 12, 4).response == "I don't know."
+    # a remark to the room right after an answer is remembered, not confirmed aloud; a request to keep it is
+    replies = iter(['Thanks, I will keep that in mind.', 'Okay, I will remember that.'])
+    d = engine.decide(after_reply(159, 'Heads up, the plumber comes on Wednesday.', ['<face_1>']), 0.0, 1.01, 12,
+                      4)
+    assert not d.speak and not d.response, d
+    assert any(n.startswith('quiet: a follow-up remark that asks the robot nothing') for n in d.notes), d.notes
+    d = engine.decide(after_reply(161, 'And note that the plumber comes at noon.', ['<face_1>']), 0.0, 1.01, 12, 4)
+    assert d.speak and d.response == 'Okay, I will remember that.', d
 
 
 def test_a_statement_the_heads_search_on_is_confirmed_and_a_question_is_not(engine, monkeypatch):
@@ -229,6 +238,7 @@ def test_a_statement_the_heads_search_on_is_confirmed_and_a_question_is_not(engi
     import lightomni_ros.core.reflex.engine as engine_module
     monkeypatch.setattr(engine_module.ReflexEngine, 'respond',
                         lambda self, *a, **k: ('Okay, I will remember that.', None))
+    monkeypatch.setattr(engine.cfgs.response, 'retry_beams', 0)    # the model's own second replies: no fixed reply
     engine.address.last_reply_end = float('-inf')
     told = SegmentInput(segment_id=181, start=1000.0, end=1004.0, face_ids=['<face_1>'], speaker_face='<face_1>',
                         transcript='Robot, they moved the choir rehearsal to Thursday.')
@@ -790,6 +800,7 @@ def test_a_reply_that_fails_the_grounding_check_is_never_said(engine, monkeypatc
     from lightomni_ros.core.reflex import engine as engine_mod
 
     monkeypatch.setattr(engine, 'respond', lambda *a, **k: ('[02:00, 2 s]', None))
+    monkeypatch.setattr(engine.cfgs.response, 'retry_beams', 0)    # nor a second reply of the model's
     monkeypatch.setattr(engine_mod, 'extractive_answer', lambda *a, **k: '')
     d = engine.decide(SegmentInput(segment_id=30, start=300.0, end=302.0, typed_text='Robot, what time is it?'),
                       0.5, 0.5, 12, 4)

@@ -39,8 +39,8 @@ from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, L
                      ResponseConfig)
 from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, leaves_out, misattributed,
                         newest_telling, off_topic, unfounded_refusal, unquoted)
-from .grounding import (NO_ANSWER, asks, content_words, is_quote_question, is_refusal, reply_problem, said_by,
-                        unsupported)
+from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, is_quote_question, is_refusal,
+                        promises_to_keep, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
@@ -711,6 +711,12 @@ class ReflexEngine:
                     notes.append('empty response from the model')
             if follow_up and speak and not asks(seg.utterance) and is_refusal(response):
                 notes.append('quiet: a follow-up that asks nothing, and the reply would be a refusal')
+                speak, response, source = False, '', ''
+            # a remark to the room by the person just answered ("heads up, the vet is on Wednesday") is remembered
+            # all the same; confirming it aloud talks over the people present unless it asked the robot to keep it
+            if follow_up and speak and not asks(seg.utterance) and promises_to_keep(response) \
+                    and not asks_to_keep(seg.utterance):
+                notes.append('quiet: a follow-up remark that asks the robot nothing; it is remembered unconfirmed')
                 speak, response, source = False, '', ''
             if self.backbone.test_model:
                 notes.append('TEST backbone')

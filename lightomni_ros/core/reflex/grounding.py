@@ -183,6 +183,17 @@ def promises_to_keep(reply: str) -> bool:
     return bool(words & _KEEP_WORDS) and words <= _ACK_WORDS and not is_refusal(reply)
 
 
+#: words that ask the robot to keep something: "remember that ...", "note that ...", "keep in mind ...", "remind me
+#: ...", "write this down", "don't forget ..."
+_KEEP_REQUEST = re.compile(r"\b(?:remember|remind|note|keep (?:it |this |that )?in mind|write (?:it |this |that )?down"
+                           r"|save|store|don't forget|do not forget|for later|for the record)\b", re.I)
+
+
+def asks_to_keep(utterance: str) -> bool:
+    """Whether ``utterance`` asks the robot to keep or recall something later (it expects a confirmation)."""
+    return bool(_KEEP_REQUEST.search(utterance))
+
+
 #: why a confirmation ("Okay, I will remember that.") is not spoken in answer to a question
 NO_ANSWER = 'a confirmation is no answer to a question'
 
