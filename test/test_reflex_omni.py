@@ -116,6 +116,14 @@ def test_batched_memory_passes_keep_each_rows_mrope_positions(omni, monkeypatch)
     assert replies == single
 
 
+def test_a_beam_search_over_mrope_positions_starts_with_the_greedy_reply(omni):
+    """The beam search decodes the omni backbone's M-RoPE positions as greedy decoding does (width 1: same reply)."""
+    s = SegmentInput(segment_id=23, start=0.0, end=3.0, transcript='Robot, what am I holding?')
+    greedy, _ = omni.respond(s, [], max_new_tokens=4)
+    assert omni.respond_candidates(s, [], 1, max_new_tokens=4) == [greedy]
+    assert 1 <= len(omni.respond_candidates(s, [], 3, max_new_tokens=4)) <= 3
+
+
 def test_prefix_cache_matches_full_pass(omni):
     s = seg(4)
     cached = omni.reflex_pass(s)
