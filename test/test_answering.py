@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.answering import (answering, extractive_answer, leaves_out, misattributed, off_topic,
-                                                 people_asked, unfounded_refusal, unquoted)
+                                                 one_source, people_asked, unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.prompts import said_at
 from lightomni_ros.core.reflex.types import MemoryItem
 
@@ -381,3 +381,17 @@ def test_a_second_chance_reply_keeps_what_the_answer_says_of_the_topic() -> None
     assert leaves_out('The moon is at half past six.', moon, lunch, ignore) == \
         'no memory answers, and the reply is no refusal'
     assert not leaves_out("I don't remember that.", moon, lunch, ignore)
+
+
+def test_a_second_chance_reply_is_not_stitched_from_several_memories() -> None:
+    """What a beam search's reply adds must all be in one memory that answers (stems; names and the question aside)."""
+    ignore = ['robot']
+    memories = [MemoryItem('episodic:4', '[09:00--09:01]: saw nobody in view; laptop'),
+                MemoryItem('semantic:2', '<face_1> comes from Lisbon.'),
+                MemoryItem('profile:<face_1>', '<face_1> is Kwame')]
+    asked = 'Robot, any idea where the laptop ended up?'
+    assert one_source('The laptop comes from Kwame.', asked, memories, ignore)
+    tennis = [MemoryItem('recent:3', '<face_3> said: I train for table tennis twice a week.'),
+              MemoryItem('profile:<face_3>', '<face_3> is Pablo')]
+    assert not one_source('Pablo trained for table tennis.', 'Robot, what does Pablo train for?', tennis, ignore)
+    assert not one_source("I don't remember that.", asked, memories, ignore)

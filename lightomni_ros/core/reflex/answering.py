@@ -268,6 +268,27 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     return f'reply leaves out what the answers say of {", ".join(left)}'
 
 
+def one_source(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+    """Why a second-chance reply should not be spoken: what it adds to the question is not all in one memory.
+
+    The grounding check takes a reply's words from any memory, so a beam search can find one stitched from several:
+    "The laptop comes from Kwame." from "saw nobody in view; laptop" and Kwame's introduction. Every content word a
+    second-chance reply adds (besides the question's, people's names and the words that frame a quote) must be said
+    by one memory that answers (word stems: "trained" from "I train for table tennis"). A refusal or a confirmation
+    adds nothing.
+    """
+    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply):
+        return ''
+    names = {n.lower() for n in face_names(memories).values()} | {w.lower() for w in ignore}
+    added = _stems(content_words(reply) - content_words(question) - _FRAME - names)
+    if not added:
+        return ''
+    answers = answering(question, memories, ignore) or list(memories)
+    if any(added <= _stems(content_words(m.text)) for m in answers):
+        return ''
+    return 'the words the reply adds are in no one memory that answers'
+
+
 def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
              min_overlap: float = 0.5) -> str:
     """Why an answer to "what did ... say?" should not be spoken: it does not say what the one asked about said.
@@ -414,4 +435,5 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'misattributed',
-           'leaves_out', 'newest_telling', 'off_topic', 'people_asked', 'unfounded_refusal', 'unquoted']
+           'leaves_out', 'newest_telling', 'off_topic', 'one_source', 'people_asked', 'unfounded_refusal',
+           'unquoted']

@@ -38,7 +38,7 @@ from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, leaves_out, misattributed,
-                        newest_telling, off_topic, unfounded_refusal, unquoted)
+                        newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, is_quote_question, is_refusal,
                         promises_to_keep, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
@@ -689,7 +689,8 @@ class ReflexEngine:
                         t0 = time.perf_counter()
                         response, problem = self._retry(
                             seg, context, response, problem,
-                            lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names), notes)
+                            lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names)
+                            or one_source(text, seg.utterance, memories, robot_names), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
                         if problem and not stream.chunks else ''
