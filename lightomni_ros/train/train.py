@@ -853,7 +853,7 @@ def default_synth_configs():  # -> tuple[SynthConfig, SynthConfig]
     """Sizes of the shipped run: the training split (reaction: its first streams) and the held-out split."""
     from .synth import HELDOUT_NOISE, SynthConfig
 
-    return SynthConfig(streams=48, probes=12, restatements=2), SynthConfig(streams=12, noise_kinds=HELDOUT_NOISE)
+    return SynthConfig(streams=48, probes=12), SynthConfig(streams=12, noise_kinds=HELDOUT_NOISE)
 
 
 def streams_of(split: dict[str, Any], n: int) -> dict[str, Any]:
