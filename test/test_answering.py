@@ -381,6 +381,9 @@ def test_a_second_chance_reply_keeps_what_the_answer_says_of_the_topic() -> None
     assert leaves_out('The moon is at half past six.', moon, lunch, ignore) == \
         'no memory answers, and the reply is no refusal'
     assert not leaves_out("I don't remember that.", moon, lunch, ignore)
+    # what asks is the caller's reading (the heads read a question into speech that lost its question mark)
+    assert not leaves_out('The moon is at half past six.', moon, lunch, ignore, asked=False)
+    assert leaves_out('The moon is at half past six.', 'robot the moon far away', lunch, ignore, asked=True)
 
 
 def test_a_second_chance_reply_is_not_stitched_from_several_memories() -> None:

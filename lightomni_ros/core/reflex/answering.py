@@ -243,18 +243,20 @@ def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
     return f'reply tells of none of what was asked about ({", ".join(sorted(topic.values()))})'
 
 
-def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+               asked: bool | None = None) -> str:
     """Why a second-chance reply should not be spoken: it drops words of what was asked about that the answer holds.
 
     A beam search (``response.retry_beams``) finds replies that pass the checks by chance more readily than greedy
     decoding does: "Olek enjoyed cycling." to "what was Olek's opinion on the cycling race?", from "I really enjoyed
     the cycling race." (and a stored "Olek enjoys cycling."). Such a reply must keep every word of what was asked about
     that the memories which answer say ("race" here; "sport" in "what sport does Ana play?" is in no answer, so "Ana
-    plays tennis." stands). With no memory that answers it may only refuse. A refusal, a confirmation, and a question
-    that asks nothing or asks what was said (checked by :func:`unquoted`) are not checked here.
+    plays tennis." stands). With no memory that answers it may only refuse. A refusal, a confirmation, and words that
+    ask nothing (``asked``: as the caller read them; default :func:`~.grounding.asks`, while speech recognition may
+    drop the question mark) or ask what was said (checked by :func:`unquoted`) are not checked here.
     """
-    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) or not asks(question) \
-            or is_quote_question(question):
+    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) \
+            or not (asks(question) if asked is None else asked) or is_quote_question(question):
         return ''
     _, _, topic = _asked(question, memories, ignore)
     told = _stems(content_words(reply))

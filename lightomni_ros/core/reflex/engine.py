@@ -689,7 +689,7 @@ class ReflexEngine:
                         t0 = time.perf_counter()
                         response, problem = self._retry(
                             seg, context, response, problem,
-                            lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names)
+                            lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names, asked)
                             or one_source(text, seg.utterance, memories, robot_names), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
