@@ -607,6 +607,11 @@ def test_remember_that_items_are_stored_in_the_third_person_once_and_questions_p
         assert sleep.find_remembered(words) == [], words
     assert sleep.find_remembered('I want you to remember that the pills are in the drawer.') == \
         ['the pills are in the drawer']
+    # other ways of asking to keep it
+    for words in ('Robot, note that the pills are in the drawer.', 'Keep in mind: the pills are in the drawer.',
+                  'Please keep in mind that the pills are in the drawer.'):
+        assert sleep.find_remembered(words) == ['the pills are in the drawer'], words
+    assert sleep.find_remembered('Did you note that the pills are in the drawer?') == []
     # a fact written twice, or a name given to itself, is stored once / not at all
     t = sleep.topic_from_reply(
         SegmentInput(segment_id=3, start=0, end=5, transcript="Robot, I'm Kwame. I celebrate my birthday in May.",

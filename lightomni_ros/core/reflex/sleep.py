@@ -27,7 +27,9 @@ from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
 
-_REMEMBER = re.compile(r'remember (?:that\s+)?(?P<fact>[^.!?]+)', re.I)
+#: asking the robot to keep something: "remember (that) ...", "note that ...", "keep in mind (that) ..."
+_REMEMBER = re.compile(r'(?:remember (?:that\s+)?|\bnote that\s+|\bkeep (?:it |this )?in mind(?: that\s+|[,:]\s*|\s+))'
+                       r'(?P<fact>[^.!?]+)', re.I)
 #: "remember" that asks nothing of the robot ("I can't remember where ...", "do you remember ...")
 _NOT_ASKED = re.compile(r"\b(?:trying to|try to|can't|cannot|couldn't|don't|didn't|do you|did you|you|I|we)\s+$", re.I)
 _MY = re.compile(r'\bmy\b', re.I)
