@@ -165,7 +165,8 @@ class ResponseConfig:
                                         'answers); when it fails, quote the closest retrieved memory that answers '
                                         'the question, or say "I don\'t know." when none does, and note why in the '
                                         'Action.')
-    retry_beams: int = param(4, 'When the greedy reply fails the grounding check (and none of it was said yet), '
+    retry_beams: int = param(4, 'When the greedy reply to a question fails the grounding check (and none of it was '
+                                'said yet), '
                                 'decode this many replies with a beam search and say the most likely that passes the '
                                 'check, before quoting a memory or refusing (0 or 1: off). It costs about two more '
                                 'greedy decodes, only on replies that failed.', min=0)

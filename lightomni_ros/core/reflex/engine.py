@@ -684,7 +684,8 @@ class ReflexEngine:
                     # memory that answers is quoted (a question speech recognition garbled); with none, it was a
                     # statement the heads also search on, and the confirmation is said (it claims nothing)
                     unsure = problem == NO_ANSWER and not by_words
-                    if problem and not unsure and not stream.chunks and rc.retry_beams > 1 \
+                    # only for a question: to a statement the beams find any sentence of a memory grounded
+                    if problem and asked and not unsure and not stream.chunks and rc.retry_beams > 1 \
                             and not self.preemption.halted():
                         t0 = time.perf_counter()
                         response, problem = self._retry(
@@ -715,8 +716,7 @@ class ReflexEngine:
                 speak, response, source = False, '', ''
             # a remark to the room by the person just answered ("heads up, the vet is on Wednesday") is remembered
             # all the same; confirming it aloud talks over the people present unless it asked the robot to keep it
-            if follow_up and speak and not asks(seg.utterance) and promises_to_keep(response) \
-                    and not asks_to_keep(seg.utterance):
+            if follow_up and speak and not asked and promises_to_keep(response) and not asks_to_keep(seg.utterance):
                 notes.append('quiet: a follow-up remark that asks the robot nothing; it is remembered unconfirmed')
                 speak, response, source = False, '', ''
             if self.backbone.test_model:
