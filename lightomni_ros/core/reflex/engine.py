@@ -732,10 +732,11 @@ class ReflexEngine:
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
                         reminders=reminders, sg_version=sg_version, chunks=stream.chunks)
 
-    def _retry(self, seg: SegmentInput, context: list[MemoryItem], reply: str, problem: str,
+    def _retry(self, seg: SegmentInput, shown: list[MemoryItem], reply: str, problem: str,
                check: Callable[[str], str], notes: list[str]) -> tuple[str, str]:
-        """The most likely of the beam search's replies that passes ``check``; (``reply``, ``problem``) when none."""
-        for rank, alternative in enumerate(self.respond_candidates(seg, context, self.cfgs.response.retry_beams,
+        """The most likely of the beam search's replies (to the prompt showing ``shown``) that passes ``check``;
+        (``reply``, ``problem``) when none does."""
+        for rank, alternative in enumerate(self.respond_candidates(seg, shown, self.cfgs.response.retry_beams,
                                                                    stop=self.preemption.halted)):
             if alternative and alternative != reply and not check(alternative):
                 notes.append(f'beam reply {rank + 1} of {self.cfgs.response.retry_beams}: the greedy one failed '
