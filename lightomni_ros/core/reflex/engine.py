@@ -408,8 +408,10 @@ class ReflexEngine:
     def respond_candidates(self, seg: SegmentInput, memories: list[MemoryItem], width: int,
                            max_new_tokens: int | None = None, stop: Callable[[], bool] | None = None,
                            context: str = '') -> list[str]:
-        """The ``width`` most likely replies of the generation adapter to the prompt :meth:`respond` reads, best first
-        (a beam search: the alternatives to a greedy reply the grounding check refused)."""
+        """The ``width`` most likely replies of the generation adapter to the prompt :meth:`respond` reads.
+
+        Best first, from a beam search: the alternatives to a greedy reply the grounding check refused.
+        """
         def beams(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
             return gen.beam_decode(self.backbone, hidden, cache, end, limit, width, stop, newline)[0]
 
@@ -734,8 +736,10 @@ class ReflexEngine:
 
     def _retry(self, seg: SegmentInput, shown: list[MemoryItem], reply: str, problem: str,
                check: Callable[[str], str], notes: list[str]) -> tuple[str, str]:
-        """The most likely of the beam search's replies (to the prompt showing ``shown``) that passes ``check``;
-        (``reply``, ``problem``) when none does."""
+        """The most likely beam reply to the prompt that shows ``shown`` that passes ``check``.
+
+        Returns (that reply, ''), or (``reply``, ``problem``) when none passes.
+        """
         for rank, alternative in enumerate(self.respond_candidates(seg, shown, self.cfgs.response.retry_beams,
                                                                    stop=self.preemption.halted)):
             if alternative and alternative != reply and not check(alternative):
