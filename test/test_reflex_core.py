@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 
 import numpy as np
@@ -578,12 +579,15 @@ def test_what_the_robot_promised_to_keep_is_pinned_when_the_pass_found_nothing()
     assert promises_to_keep('Okay, I will remember that.') and promises_to_keep('Thanks, I will keep that in mind.')
     assert not promises_to_keep("I don't remember that.") and not promises_to_keep('Nice to meet you, Ana.')
     assert not promises_to_keep('They are in the blue drawer, I remember.')
-    seg = SegmentInput(segment_id=1, start=0, end=5, transcript='Hey assistant, keep in mind that the budget review '
+    seg = SegmentInput(segment_id=1, start=0, end=5, transcript='Hey assistant, heads up, the budget review '
                        'is on Tuesday.', face_ids=['<face_1>'], speaker_face='<face_1>')
     empty = '{"visual": "<face_1> talking", "semantic": [], "remembered": []}'
     t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty)
-    assert t.remembered == ['<face_1> said: Hey assistant, keep in mind that the budget review is on Tuesday.']
+    assert t.remembered == ['<face_1> said: Hey assistant, heads up, the budget review is on Tuesday.']
     assert sleep.topic_from_reply(seg, '', empty).remembered == []
+    # asked to keep it ("keep in mind that ..."), the item itself is pinned, promised or not
+    asked = dataclasses.replace(seg, transcript='Hey assistant, keep in mind that the budget review is on Tuesday.')
+    assert sleep.topic_from_reply(asked, '', empty).remembered == ['The budget review is on Tuesday.']
     found = '{"visual": "<face_1> talking", "remembered": ["The budget review is on Tuesday."]}'
     assert sleep.topic_from_reply(seg, 'Okay, I will remember that.', found).remembered == \
         ['The budget review is on Tuesday.']
