@@ -244,7 +244,7 @@ def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
 
 
 def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
-               asked: bool | None = None) -> str:
+               asked: bool | None = None, answers: Sequence[MemoryItem] | None = None) -> str:
     """Why a second-chance reply should not be spoken: it drops words of what was asked about that the answer holds.
 
     A beam search (``response.retry_beams``) finds replies that pass the checks by chance more readily than greedy
@@ -253,14 +253,15 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     that the memories which answer say ("race" here; "sport" in "what sport does Ana play?" is in no answer, so "Ana
     plays tennis." stands). With no memory that answers it may only refuse. A refusal, a confirmation, and words that
     ask nothing (``asked``: as the caller read them; default :func:`~.grounding.asks`, while speech recognition may
-    drop the question mark) or ask what was said (checked by :func:`unquoted`) are not checked here.
+    drop the question mark) or ask what was said (checked by :func:`unquoted`) are not checked here. ``answers``:
+    :func:`answering`'s reading, when the caller has it (it checks several replies to one question).
     """
     if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) \
             or not (asks(question) if asked is None else asked) or is_quote_question(question):
         return ''
     _, _, topic = _asked(question, memories, ignore)
     told = _stems(content_words(reply))
-    answers = answering(question, memories, ignore)
+    answers = answering(question, memories, ignore) if answers is None else answers
     if not answers:
         return 'no memory answers, and the reply is no refusal'
     said = set(topic) & set().union(*(_stems(content_words(m.text)) for m in answers))
@@ -270,14 +271,15 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     return f'reply leaves out what the answers say of {", ".join(left)}'
 
 
-def one_source(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+def one_source(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+               answers: Sequence[MemoryItem] | None = None) -> str:
     """Why a second-chance reply should not be spoken: what it adds to the question is not all in one memory.
 
     The grounding check takes a reply's words from any memory, so a beam search can find one stitched from several:
     "The laptop comes from Kwame." from "saw nobody in view; laptop" and Kwame's introduction. Every content word a
     second-chance reply adds (besides the question's, people's names and the words that frame a quote) must be said
     by one memory that answers (word stems: "trained" from "I train for table tennis"). A refusal or a confirmation
-    adds nothing.
+    adds nothing. ``answers`` as for :func:`leaves_out`.
     """
     if not reply.strip() or is_refusal(reply) or promises_to_keep(reply):
         return ''
@@ -285,7 +287,7 @@ def one_source(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     added = _stems(content_words(reply) - content_words(question) - _FRAME - names)
     if not added:
         return ''
-    answers = answering(question, memories, ignore) or list(memories)
+    answers = (answering(question, memories, ignore) if answers is None else answers) or list(memories)
     if any(added <= _stems(content_words(m.text)) for m in answers):
         return ''
     return 'the words the reply adds are in no one memory that answers'

@@ -690,10 +690,12 @@ class ReflexEngine:
                     if problem and asked and not unsure and not stream.chunks and rc.retry_beams > 1 \
                             and not self.preemption.halted():
                         t0 = time.perf_counter()
+                        told = answering(seg.utterance, memories, robot_names)     # once for every beam reply
                         response, problem = self._retry(
                             seg, context, response, problem,
-                            lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names, asked)
-                            or one_source(text, seg.utterance, memories, robot_names), notes)
+                            lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names, asked,
+                                                                   told)
+                            or one_source(text, seg.utterance, memories, robot_names, told), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
                         if problem and not stream.chunks else ''
