@@ -256,6 +256,37 @@ def test_a_statement_the_heads_search_on_is_confirmed_and_a_question_is_not(engi
     assert d.speak and d.response == "I don't know.", (d.response, d.notes)
 
 
+def test_told_something_the_robot_confirms_it_rather_than_quote_a_memory(engine, monkeypatch):
+    """A request to keep something is no question, whatever the heads read; a failed reply to a statement confirms.
+
+    Seen on held-out streams: "Excuse me robot, keep in mind that my torch is in the bathroom cabinet." got a quote
+    of another memory (the heads searched on it), and "Okay robot, my family still lives in Dublin." got "Nice to
+    meet you, Dublin.".
+    """
+    import lightomni_ros.core.reflex.engine as engine_module
+    replies = iter(['Okay, I will remember that.', 'Nice to meet you, Dublin.', 'Nice to meet you, Dublin.'])
+    monkeypatch.setattr(engine_module.ReflexEngine, 'respond', lambda self, *a, **k: (next(replies), None))
+    monkeypatch.setattr(engine.cfgs.response, 'retry_beams', 0)
+    engine.address.last_reply_end = float('-inf')
+    told = SegmentInput(segment_id=191, start=1100.0, end=1104.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                        transcript='Robot, my torch is in the kitchen drawer.')
+    engine.remember_recent(told)        # a memory a quote could read out
+    keep = SegmentInput(segment_id=192, start=1110.0, end=1114.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                        transcript='Excuse me robot, keep in mind that my torch is in the bathroom cabinet.')
+    d = engine.decide(keep, 0.0, 0.0, 12, 4)        # search threshold 0: the heads read a question into anything
+    assert d.speak and d.response == 'Okay, I will remember that.' and d.response_source == 'generated', d
+    home = SegmentInput(segment_id=193, start=1120.0, end=1124.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                        transcript='Okay robot, good to know for you, my family still lives in Dublin.')
+    d = engine.decide(home, 0.0, 1.01, 12, 4)
+    assert d.response == 'Thanks, I will keep that in mind.' and d.response_source == 'template', d
+    assert any('greets Dublin' in n for n in d.notes), d.notes
+    # asked, the same reply is refused, and the memory that answers is quoted
+    asked = SegmentInput(segment_id=194, start=1130.0, end=1134.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                         transcript='Robot, where does my family live?')
+    d = engine.decide(asked, 0.0, 1.01, 12, 4)
+    assert d.response == 'From memory: Ana said: Good to know for you, my family still lives in Dublin.', d
+
+
 def test_someone_who_introduces_themself_is_greeted_by_name(engine):
     from lightomni_ros.core.reflex.engine import greeting
 
@@ -659,6 +690,19 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
         ['<face_3> enjoyed the new cafe.'], ['<face_3> is called Sofia.'])
     april = SegmentInput(segment_id=6, start=0, end=1, transcript="Robot, I'm April.", face_ids=['<face_1>'])
     assert sleep.heard_facts(['<face_1> is called April.'], april) == (['<face_1> is called April.'], [])
+    # a town is no name; a hometown fact needs its town said as one: not a frame label, a thing's place or a name
+    dublin = SegmentInput(segment_id=6, start=0, end=1, transcript='Robot, my family still lives in Dublin.',
+                          face_ids=['<face_3>'], speaker_face='<face_3>', visual_tags=['studio couch'])
+    assert sleep.heard_facts(['<face_3> is called Dublin.', '<face_3> comes from Dublin.',
+                              '<face_3> comes from studio couch.'], dublin) == (
+        ['<face_3> comes from Dublin.'], ['<face_3> is called Dublin.', '<face_3> comes from studio couch.'])
+    put = SegmentInput(segment_id=6, start=0, end=1, transcript='Olek, I dropped my camera in the bathroom cabinet.',
+                       face_ids=['<face_3>'], speaker_face='<face_3>')
+    assert sleep.heard_facts(['<face_3> comes from the bathroom cabinet.', '<face_3> comes from <face_3>.'],
+                             put)[0] == []
+    assert not sleep.town_heard('Olek comes from Olek.', 'Olek, I really enjoyed the film.')
+    assert sleep.town_heard('Ana comes from Osaka.', 'Osaka is where I was born.')
+    assert sleep.town_heard('Ana comes from the Netherlands.', "I'm from the Netherlands.")
     # a fact that opens with the list of people in view copies who was there: about nobody
     radio = SegmentInput(segment_id=7, start=0, end=1, transcript='Snow is forecast for the mountains on Saturday.',
                          face_ids=['<face_1>', '<face_2>'])
@@ -804,7 +848,7 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
 def test_a_reply_that_fails_the_grounding_check_is_never_said(engine, monkeypatch):
     """With no memory to quote instead, a reply that copies the prompt's segment header is never spoken.
 
-    Asked a question, the robot says it does not know; told something, it stays quiet.
+    Asked a question, the robot says it does not know; told something, it confirms (a confirmation claims nothing).
     """
     from lightomni_ros.core.reflex import engine as engine_mod
 
@@ -817,7 +861,8 @@ def test_a_reply_that_fails_the_grounding_check_is_never_said(engine, monkeypatc
     assert 'reply refused, no memory answers: reply echoes the prompt' in d.notes, d
     d = engine.decide(SegmentInput(segment_id=31, start=303.0, end=305.0, typed_text='Robot, the bus leaves at ten.'),
                       0.5, 0.5, 12, 4)
-    assert d.response == '' and 'reply refused: reply echoes the prompt' in d.notes, d
+    assert d.response == 'Thanks, I will keep that in mind.' and d.response_source == 'template', d
+    assert 'confirmed: told, not asked, and the reply failed the check (reply echoes the prompt)' in d.notes, d
 
 
 def test_global_state_update_never_waits_for_the_model(engine):

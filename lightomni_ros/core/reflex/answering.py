@@ -26,15 +26,24 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..text import CALENDAR_WORDS, gist, sentences, unaddressed
-from .grounding import (SAID_AS_FACT, asks, content_words, holds_only_a_question, is_quote_question, is_refusal,
-                        names_a_device, promises_to_keep, said_by, said_in, speakable, stem)
+from .grounding import (SAID_AS_FACT, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
+                        is_refusal, names_a_device, promises_to_keep, said_by, said_in, speakable, stem)
 from .prompts import face_names, said_at
 from .types import MemoryItem
 
 #: what the robot says when no reply passes the checks and no memory answers the question
 DONT_KNOW = "I don't know."
+#: the confirmations of what the robot was asked to keep, and of what it was only told
+KEPT = 'Okay, I will remember that.'
+NOTED = 'Thanks, I will keep that in mind.'
 #: how a quote of memories begins: the listener hears that what follows is recalled, not answered
 QUOTE = 'From memory: '
+
+
+def confirmation(utterance: str) -> str:
+    """What the robot says to words that ask nothing: it will remember what it was asked to keep, else it noted it."""
+    return KEPT if asks_to_keep(utterance) else NOTED
+
 
 #: words of asking, not of what is asked about: a memory that holds one of these is no sign it holds the answer
 _ASKING = frozenset('''know knew idea remind remember think wonder tell news anything something thing things happened

@@ -37,7 +37,7 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, asks_of_asker, extractive_answer, leaves_out, misattributed,
+from .answering import (DONT_KNOW, answering, confirmation, asks_of_asker, extractive_answer, leaves_out, misattributed,
                         newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, is_quote_question, is_refusal,
                         promises_to_keep, reply_problem, said_by, unsupported)
@@ -46,7 +46,7 @@ from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, fallback_topic, find_reminders, memory_opening, parse_json_object,
+from .sleep import (Preemption, fallback_topic, find_remembered, find_reminders, memory_opening, parse_json_object,
                     topic_from_reply)
 from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
@@ -640,7 +640,11 @@ class ReflexEngine:
             # question mark and clips the words of asking ("can you tel me were the thermos is"), and a promise to
             # keep is no answer to that. Typed words show what they are
             by_words = asks(seg.utterance)
-            asked = by_words or (out.p_search >= search_threshold and not seg.typed_text.strip())
+            # a request to keep something ("keep in mind that the torch is ...", "remind me in ten minutes to ...")
+            # says what it is, whatever the heads read in it: its answer is a confirmation, not a memory
+            reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
+            keeps = bool(reminders or find_remembered(seg.utterance))
+            asked = by_words or (out.p_search >= search_threshold and not seg.typed_text.strip() and not keeps)
 
             def check(text: str) -> str:
                 # a claim must come from the memories (of the person asked about, when the question names one) and
@@ -697,8 +701,10 @@ class ReflexEngine:
                                                                    told)
                             or one_source(text, seg.utterance, memories, robot_names, told), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
+                    # a memory is quoted only to a question: told something, the robot confirms it (memory keeps
+                    # it) rather than read out another memory it holds
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
-                        if problem and not stream.chunks else ''
+                        if problem and asked and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
                         notes.append(f'reply cut to its first sentence: {problem}')
                         response = stream.spoken
@@ -710,6 +716,9 @@ class ReflexEngine:
                     elif problem and asked:      # asked, with no memory that answers: it says so
                         notes.append(f'reply refused, no memory answers: {problem}')
                         response, source = DONT_KNOW, 'template'
+                    elif problem and not seg.proactive and seg.utterance.strip():
+                        notes.append(f'confirmed: told, not asked, and the reply failed the check ({problem})')
+                        response, source = confirmation(seg.utterance), 'template'
                     elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote
                         notes.append(f'reply refused: {problem}')
                         response = ''
@@ -730,7 +739,6 @@ class ReflexEngine:
             lat['first_chunk'] = stream.chunks[0].ms
             self.address.replied(seg)
         self.remember_recent(seg)
-        reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,

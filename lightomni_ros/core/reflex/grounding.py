@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..text import introduced_name, introduced_other
 from .prompts import face_names
 from .types import UNSEEN_SPEAKER, MemoryItem
 
@@ -197,6 +198,20 @@ def asks_to_keep(utterance: str) -> bool:
 #: why a confirmation ("Okay, I will remember that.") is not spoken in answer to a question
 NO_ANSWER = 'a confirmation is no answer to a question'
 
+#: a greeting by name: "Nice to meet you, Ana."
+_GREETS = re.compile(r"\b(?i:nice|good|glad|pleased|great) (?i:to meet you),?\s+([A-Z][\w'-]*)")
+
+
+def greets_stranger(reply: str, utterance: str) -> str:
+    """Why ``reply`` greets someone the words do not introduce ('' when it does not).
+
+    "Nice to meet you, Dublin." after "my family still lives in Dublin": a name said is not a name given.
+    """
+    m = _GREETS.search(reply)
+    if m and m.group(1) not in {introduced_name(utterance), introduced_other(utterance)}:
+        return f'reply greets {m.group(1)}, whom the words do not introduce'
+    return ''
+
 
 def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min_overlap: float = 0.5,
                   asked: bool | None = None) -> str:
@@ -221,6 +236,9 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     q = ' '.join(_WORD.findall(question.lower()))
     if q and q in ' '.join(words):
         return 'reply repeats the question'
+    greets = greets_stranger(text, question)
+    if greets:
+        return greets
     added = content_words(text) - content_words(question)
     if len(sentences) == 1 and added and added <= _ACK_WORDS and not is_refusal(text):
         # "Okay, I will remember that." claims nothing, but it does not answer a question either

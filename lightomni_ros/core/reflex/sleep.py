@@ -187,6 +187,37 @@ def names_a_thing(name: str, words: str) -> bool:
                           rf"{re.escape(name)}\b", words or '', re.I))
 
 
+#: words said just before where a thing was put ("behind the front door", "in my bag"): a place of a thing, not a
+#: place someone comes from
+_PUT = re.compile(r"\b(?:behind|under|beneath|inside|into|onto|on|beside|next to|in)\s+(?:the|my|your|his|her|our|"
+                  r"their|a|an)\s+$", re.I)
+#: words said just before a town ("lives in Dublin", "from Porto", "born near Lyon")
+_TOWN = re.compile(r"\b(?:in|from|near|at|around|outside)\s+(?:the\s+)?$", re.I)
+#: the hometown form ("Ben comes from Porto."): who, and where from
+_COMES_FROM = re.compile(r"^(.*?)\s+comes? from (?:the\s+)?([^.]+)", re.I)
+
+
+def names_a_place(name: str, words: str) -> bool:
+    """Whether ``words`` say ``name`` only as a town ("my family still lives in Dublin"), never as someone's name."""
+    said = list(re.finditer(rf"\b{re.escape(name)}\b", words or ''))
+    return bool(said) and all(_TOWN.search(words[:m.start()]) for m in said)
+
+
+def town_heard(fact: str, words: str) -> bool:
+    """Whether the town of a hometown fact ("Ben comes from Porto.") was said as where someone is from.
+
+    The small adapter writes the form over any place it heard or saw: "Kwame comes from studio couch." (a frame
+    label), "Pablo comes from the bathroom cabinet." ("I dropped my camera in the bathroom cabinet"), "Olek comes
+    from Olek." (a name called out). The town must be said, not as where a thing was put, and not be the person.
+    """
+    m = _COMES_FROM.match(fact.strip())
+    if not m:
+        return True
+    who, town = m.group(1).strip(), m.group(2).strip()
+    said = list(re.finditer(rf"\b{re.escape(town)}\b", words or '', re.I))
+    return town.lower() != who.lower() and any(not _PUT.search(words[:x.start()]) for x in said)
+
+
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
 #: comes from Porto.", "Ana found the film boring."): they say how a fact is stored, not something heard
 FORM_WORDS = frozenset('called likes drink enjoys comes works allergic plays birthday found thinks has'.split())
@@ -202,11 +233,12 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     voice id of the segment, or a name said in it (a name memory knows is no evidence that its owner said anything).
     A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name),
     and be one: "<face_1> is called December." after "my birthday is in December" names nobody, nor does "<face_3>
-    is called Pepper." after "I look after a dog called Pepper" (:func:`names_a_thing`), nor a fact that ends at
-    "called"; a calendar word is a name only where an introduction gives it ("I'm April"), and a name the words
-    only call out ("Sofia, I really enjoyed the cafe.") is the one addressed, given to nobody. A fact that opens with
-    a list of people ("<face_1>, <face_2> is forecast for the mountains.", after a weather report) copies who was in
-    view and is about nobody.
+    is called Pepper." after "I look after a dog called Pepper" (:func:`names_a_thing`), nor "<face_3> is called
+    Dublin." after "my family lives in Dublin" (:func:`names_a_place`), nor a fact that ends at "called"; a calendar
+    word is a name only where an introduction gives it ("I'm April"), and a name the words only call out ("Sofia, I
+    really enjoyed the cafe.") is the one addressed, given to nobody. A hometown fact needs its town said as one
+    (:func:`town_heard`). A fact that opens with a list of people ("<face_1>, <face_2> is forecast for the
+    mountains.", after a weather report) copies who was in view and is about nobody.
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
@@ -220,9 +252,10 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         words |= {n.lower() for n in _CALLED.findall(fact)}
         given = _NAMED.findall(fact)
         ok = (not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
-              and all(supported(w, heard) for w in words)
+              and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
               and all(n in introduced or PERSON_ID.fullmatch(n)
-                      or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance) for n in given))
+                      or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance)
+                      and not names_a_place(n, seg.utterance) for n in given))
         (kept if ok else dropped).append(fact)
     return kept, dropped
 
