@@ -398,3 +398,18 @@ def test_a_second_chance_reply_is_not_stitched_from_several_memories() -> None:
               MemoryItem('profile:<face_3>', '<face_3> is Pablo')]
     assert not one_source('Pablo trained for table tennis.', 'Robot, what does Pablo train for?', tennis, ignore)
     assert not one_source("I don't remember that.", asked, memories, ignore)
+
+
+def test_words_that_ask_nothing_get_the_confirmation_they_ask_for() -> None:
+    """A reminder asked for, something to keep, or only something told: each has its own confirmation."""
+    from lightomni_ros.core.reflex.answering import confirmation
+    from lightomni_ros.core.reflex.grounding import greets_stranger
+
+    assert confirmation('Please remind me in ten minutes to check the oven.', reminder=True) == \
+        'Okay, I will remind you.'
+    assert confirmation('Keep in mind that lunch is at five.') == 'Okay, I will remember that.'
+    assert confirmation('Robot, my family still lives in Dublin.') == 'Thanks, I will keep that in mind.'
+    # a greeting by a name the words give nobody is refused; one the words introduce is not
+    assert greets_stranger('Nice to meet you, Dublin.', 'Robot, my family still lives in Dublin.')
+    assert not greets_stranger('Nice to meet you, Mateo.', "Robot, I'm Mateo, I just moved in.")
+    assert not greets_stranger('Nice to meet you, Sofia.', 'Robot, here is my cousin Sofia.')

@@ -701,6 +701,7 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert sleep.heard_facts(['<face_3> comes from the bathroom cabinet.', '<face_3> comes from <face_3>.'],
                              put)[0] == []
     assert not sleep.town_heard('Olek comes from Olek.', 'Olek, I really enjoyed the film.')
+    assert not sleep.town_heard('Ana comes from the cafe.', 'Kwame, the new cafe was an absolute mess.')
     assert sleep.town_heard('Ana comes from Osaka.', 'Osaka is where I was born.')
     assert sleep.town_heard('Ana comes from the Netherlands.', "I'm from the Netherlands.")
     # a fact that opens with the list of people in view copies who was there: about nobody

@@ -165,7 +165,9 @@ def test_verbs_registered():
     args = p.parse_args(['eval', 'answers', '--json', 'a.json', '--streams', '2'])
     assert args.area == 'answers' and args.json_path == 'a.json' and args.streams == 2
     args = p.parse_args(['eval', 'adapters', '--limit', '4', '--pack', 'gemma-3-270m'])
-    assert args.area == 'adapters' and args.limit == 4 and args.pack == 'gemma-3-270m'
+    assert args.area == 'adapters' and args.limit == 4 and args.pack == 'gemma-3-270m' and args.adapter == 'all'
+    args = p.parse_args(['eval', 'adapters', '--adapter', 'memory'])
+    assert args.adapter == 'memory'
     args = p.parse_args(['train', '--steps', '5', '--lora-layers', 'top:1', '--recipe', 'gpu7b'])
     assert args.steps == 5 and args.lora_layers == 'top:1' and args.recipe == 'gpu7b'
 

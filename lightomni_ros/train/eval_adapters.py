@@ -40,8 +40,8 @@ class NamesMemory:
 
 
 def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limit: int = 0, threads: int = 0,
-             pack: str = '', progress: bool = True) -> dict[str, Any]:
-    """Both adapters on the held-out pairs; returns the sections and the call times."""
+             pack: str = '', progress: bool = True, adapter: str = 'all') -> dict[str, Any]:
+    """The adapters (``adapter``: all, memory or generation) on the held-out pairs; the sections and call times."""
     from tqdm import tqdm
 
     from ..core.reflex.config import BackboneConfig
@@ -58,6 +58,8 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
                                         models_dir=str(models_dir)), memory)
     mem_pairs = [p for p in split['pairs']['memory'] if p['transcript'] or p['typed_text']][:limit or None]
     gen_pairs = [p for p in split['pairs']['generation'] if p.get('answer')][:limit or None]
+    # one adapter alone: a backbone trained with only that one is compared on it
+    mem_pairs, gen_pairs = (mem_pairs if adapter != 'generation' else []), (gen_pairs if adapter != 'memory' else [])
     runs_m, runs_g, t_mem, t_gen, replaced = [], [], [], [], 0
     for i, p in enumerate(tqdm(mem_pairs, desc='memory passes', disable=not progress)):
         memory.names = dict(p['names'])
@@ -99,6 +101,8 @@ def register_area(areas: argparse._SubParsersAction) -> None:
     a.add_argument('--limit', type=int, default=0, help='at most N pairs of each adapter (0: all)')
     a.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: torch default)')
     a.add_argument('--pack', default='', help='text backbone pack in the models dir (e.g. gemma-3-270m)')
+    a.add_argument('--adapter', choices=('all', 'memory', 'generation'), default='all',
+                   help='evaluate only this adapter (e.g. a backbone trained with only the memory adapter)')
     a.set_defaults(func=run)
 
 
@@ -109,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     from .train import default_synth_configs
 
     data = args.data or ensure_splits(default_data_dir(), *default_synth_configs())['heldout']
-    res = evaluate(data, args.models_dir or str(default_models_dir()), args.limit, args.threads, args.pack)
+    res = evaluate(data, args.models_dir or str(default_models_dir()), args.limit, args.threads, args.pack,
+                   adapter=args.adapter)
     res.pop('_runs')
     m, a = res['memory_pass'], res['answers']
     print(f'held-out pairs: {res["run"]["memory_pairs"]} memory, {res["run"]["generation_pairs"]} questions; backbone '

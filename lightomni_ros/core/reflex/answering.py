@@ -27,22 +27,26 @@ import numpy as np
 
 from ..text import CALENDAR_WORDS, gist, sentences, unaddressed
 from .grounding import (SAID_AS_FACT, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
-                        is_refusal, names_a_device, promises_to_keep, said_by, said_in, speakable, stem)
+                        is_refusal, names_a_device, promises_to_keep, RELATION, said_by, said_in, speakable, stem)
 from .prompts import face_names, said_at
 from .types import MemoryItem
 
 #: what the robot says when no reply passes the checks and no memory answers the question
 DONT_KNOW = "I don't know."
-#: the confirmations of what the robot was asked to keep, and of what it was only told
+#: the confirmations of a reminder asked for, of what the robot was asked to keep, and of what it was only told
+REMINDING = 'Okay, I will remind you.'
 KEPT = 'Okay, I will remember that.'
 NOTED = 'Thanks, I will keep that in mind.'
 #: how a quote of memories begins: the listener hears that what follows is recalled, not answered
 QUOTE = 'From memory: '
 
 
-def confirmation(utterance: str) -> str:
-    """What the robot says to words that ask nothing: it will remember what it was asked to keep, else it noted it."""
-    return KEPT if asks_to_keep(utterance) else NOTED
+def confirmation(utterance: str, reminder: bool = False) -> str:
+    """What the robot says to words that ask nothing: it will remind, remember what it was asked to keep, or noted it.
+
+    ``reminder``: the words ask for a reminder (the time parser found one).
+    """
+    return REMINDING if reminder else KEPT if asks_to_keep(utterance) else NOTED
 
 
 #: words of asking, not of what is asked about: a memory that holds one of these is no sign it holds the answer
@@ -52,10 +56,9 @@ please hey okay excuse sorry quick question like hello'''.split())
 #: question's own words tells nothing new ("a person has a laptop")
 _FRAME = frozenset('''person people someone somebody said says saw heard hear talking typing typed told unseen speaker
 voice face'''.split())
-#: verbs of putting something somewhere and of how a person relates to it: "where did Merak put the umbrella?" asks
-#: about the umbrella, and "I put my wallet in the closet" does not tell of it
-_PLACING = frozenset('''put puts left leave leaves placed place stuck moved dropped kept keep keeps like likes love
-loves enjoy enjoys has have had'''.split())
+#: verbs of putting something somewhere and of how a person relates to it (:data:`~.grounding.RELATION`): "where
+#: did Merak put the umbrella?" asks about the umbrella, and "I put my wallet in the closet" does not tell of it
+_PLACING = frozenset('put puts left leave leaves placed place stuck moved dropped kept keep keeps'.split()) | RELATION
 #: capitalised words that name nobody: the calendar, "I", devices
 _NOT_NAMES = frozenset('i tv ok okay'.split()) | CALENDAR_WORDS
 #: a capitalised word that does not open a sentence (a name, as text and speech recognition write names)

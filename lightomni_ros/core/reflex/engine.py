@@ -718,7 +718,7 @@ class ReflexEngine:
                         response, source = DONT_KNOW, 'template'
                     elif problem and not seg.proactive and seg.utterance.strip():
                         notes.append(f'confirmed: told, not asked, and the reply failed the check ({problem})')
-                        response, source = confirmation(seg.utterance), 'template'
+                        response, source = confirmation(seg.utterance, bool(reminders)), 'template'
                     elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote
                         notes.append(f'reply refused: {problem}')
                         response = ''

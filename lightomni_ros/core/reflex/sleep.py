@@ -208,14 +208,19 @@ def town_heard(fact: str, words: str) -> bool:
 
     The small adapter writes the form over any place it heard or saw: "Kwame comes from studio couch." (a frame
     label), "Pablo comes from the bathroom cabinet." ("I dropped my camera in the bathroom cabinet"), "Olek comes
-    from Olek." (a name called out). The town must be said, not as where a thing was put, and not be the person.
+    from Olek." (a name called out), "Dublin comes from the cafe." ("the new cafe was a mess"). The town must be
+    said as a town ("lives in Dublin", "from Porto", "Osaka is where I was born"), not where a thing was put, and
+    not be the person.
     """
     m = _COMES_FROM.match(fact.strip())
     if not m:
         return True
     who, town = m.group(1).strip(), m.group(2).strip()
-    said = list(re.finditer(rf"\b{re.escape(town)}\b", words or '', re.I))
-    return town.lower() != who.lower() and any(not _PUT.search(words[:x.start()]) for x in said)
+    words = words or ''
+    said = list(re.finditer(rf"\b{re.escape(town)}\b", words, re.I))
+    return town.lower() != who.lower() and any(
+        _TOWN.search(words[:x.start()]) and not _PUT.search(words[:x.start()])
+        or re.match(r"\s+is where\b", words[x.end():], re.I) for x in said)
 
 
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
