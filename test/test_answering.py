@@ -413,3 +413,6 @@ def test_words_that_ask_nothing_get_the_confirmation_they_ask_for() -> None:
     assert greets_stranger('Nice to meet you, Dublin.', 'Robot, my family still lives in Dublin.')
     assert not greets_stranger('Nice to meet you, Mateo.', "Robot, I'm Mateo, I just moved in.")
     assert not greets_stranger('Nice to meet you, Sofia.', 'Robot, here is my cousin Sofia.')
+    # an introduction speech recognition garbled still says the name; a name nobody said is refused
+    assert not greets_stranger('Nice to meet you, Mateo.', 'robot im mateo i just moved in')
+    assert greets_stranger('Nice to meet you, Rahul.', 'hey assistant were on earth is my thermos')

@@ -264,7 +264,8 @@ def test_told_something_the_robot_confirms_it_rather_than_quote_a_memory(engine,
     meet you, Dublin.".
     """
     import lightomni_ros.core.reflex.engine as engine_module
-    replies = iter(['Okay, I will remember that.', 'Nice to meet you, Dublin.', 'Nice to meet you, Dublin.'])
+    replies = iter(['Okay, I will remember that.', 'Nice to meet you, Dublin.', 'Nice to meet you, Dublin.',
+                    'Nice to meet you, Rahul.'])
     monkeypatch.setattr(engine_module.ReflexEngine, 'respond', lambda self, *a, **k: (next(replies), None))
     monkeypatch.setattr(engine.cfgs.response, 'retry_beams', 0)
     engine.address.last_reply_end = float('-inf')
@@ -285,6 +286,11 @@ def test_told_something_the_robot_confirms_it_rather_than_quote_a_memory(engine,
                          transcript='Robot, where does my family live?')
     d = engine.decide(asked, 0.0, 1.01, 12, 4)
     assert d.response == 'From memory: Ana said: Good to know for you, my family still lives in Dublin.', d
+    # words left unpunctuated may be a question speech recognition garbled: no confirmation, the memory that answers
+    garbled = SegmentInput(segment_id=195, start=1140.0, end=1144.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                           transcript='hey assistant were on earth is my torch')
+    d = engine.decide(garbled, 0.0, 1.01, 12, 4)
+    assert d.response.startswith('From memory: ') and 'torch' in d.response, d
 
 
 def test_someone_who_introduces_themself_is_greeted_by_name(engine):

@@ -56,6 +56,16 @@ def may_be_name(word: str) -> bool:
     return bool(word) and word[:1].isupper() and word not in _NOT_NAMES and word.lower() not in CALENDAR_WORDS
 
 
+#: words said just before a town ("lives in Dublin", "from Porto", "born near Lyon")
+TOWN_BEFORE = re.compile(r"\b(?:in|from|near|at|around|outside)\s+(?:the\s+)?$", re.I)
+
+
+def names_a_place(name: str, words: str) -> bool:
+    """Whether ``words`` say ``name`` only as a town ("my family still lives in Dublin"), never as someone's name."""
+    said = list(re.finditer(rf"\b{re.escape(name)}\b", words or '', re.I))
+    return bool(said) and all(TOWN_BEFORE.search(words[:m.start()]) for m in said)
+
+
 def names_person(text: str, face_id: str, name: str = '') -> bool:
     """Whether ``text`` names the person: their face id, or their name as a word ("Ana's", not "Banana")."""
     needles = [n for n in (face_id, name) if n]
@@ -129,5 +139,6 @@ def gist(words: str) -> str:
     return rest[:1].upper() + rest[1:] if rest and rest != words else words
 
 
-__all__ = ['CALENDAR_WORDS', 'gist', 'sentences', 'unaddressed', 'introduced_name', 'introduced_other', 'named_in',
+__all__ = ['CALENDAR_WORDS', 'TOWN_BEFORE', 'names_a_place', 'gist', 'sentences', 'unaddressed', 'introduced_name',
+           'introduced_other', 'named_in',
            'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

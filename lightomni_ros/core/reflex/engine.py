@@ -645,6 +645,9 @@ class ReflexEngine:
             reminders = find_reminders(seg.utterance, seg.end, seg.face_ids[0] if seg.face_ids else '', self.tz)
             keeps = bool(reminders or find_remembered(seg.utterance))
             asked = by_words or (out.p_search >= search_threshold and not seg.typed_text.strip() and not keeps)
+            # words that tell something: a request to keep it, or a sentence the recogniser ended as a statement
+            # (words it left unpunctuated may be a question it garbled: those are answered as one)
+            tells = not asked and (keeps or seg.utterance.rstrip().endswith(('.', '!')))
 
             def check(text: str) -> str:
                 # a claim must come from the memories (of the person asked about, when the question names one) and
@@ -701,10 +704,9 @@ class ReflexEngine:
                                                                    told)
                             or one_source(text, seg.utterance, memories, robot_names, told), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
-                    # a memory is quoted only to a question: told something, the robot confirms it (memory keeps
-                    # it) rather than read out another memory it holds
+                    # told something, the robot confirms it (memory keeps it) rather than read out another memory
                     quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
-                        if problem and asked and not stream.chunks else ''
+                        if problem and not tells and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
                         notes.append(f'reply cut to its first sentence: {problem}')
                         response = stream.spoken
@@ -716,7 +718,7 @@ class ReflexEngine:
                     elif problem and asked:      # asked, with no memory that answers: it says so
                         notes.append(f'reply refused, no memory answers: {problem}')
                         response, source = DONT_KNOW, 'template'
-                    elif problem and not seg.proactive and seg.utterance.strip():
+                    elif problem and tells and not seg.proactive:
                         notes.append(f'confirmed: told, not asked, and the reply failed the check ({problem})')
                         response, source = confirmation(seg.utterance, bool(reminders)), 'template'
                     elif problem:       # the last guard: nothing ungrounded is said, even with nothing to quote

@@ -18,7 +18,7 @@ import re
 import threading
 from typing import Any
 
-from ..text import introduced_name, introduced_other, may_be_name, sentences
+from ..text import TOWN_BEFORE, introduced_name, introduced_other, may_be_name, names_a_place, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import PERSON_ID, attributed, said_names, talkers
@@ -191,16 +191,8 @@ def names_a_thing(name: str, words: str) -> bool:
 #: place someone comes from
 _PUT = re.compile(r"\b(?:behind|under|beneath|inside|into|onto|on|beside|next to|in)\s+(?:the|my|your|his|her|our|"
                   r"their|a|an)\s+$", re.I)
-#: words said just before a town ("lives in Dublin", "from Porto", "born near Lyon")
-_TOWN = re.compile(r"\b(?:in|from|near|at|around|outside)\s+(?:the\s+)?$", re.I)
 #: the hometown form ("Ben comes from Porto."): who, and where from
 _COMES_FROM = re.compile(r"^(.*?)\s+comes? from (?:the\s+)?([^.]+)", re.I)
-
-
-def names_a_place(name: str, words: str) -> bool:
-    """Whether ``words`` say ``name`` only as a town ("my family still lives in Dublin"), never as someone's name."""
-    said = list(re.finditer(rf"\b{re.escape(name)}\b", words or ''))
-    return bool(said) and all(_TOWN.search(words[:m.start()]) for m in said)
 
 
 def town_heard(fact: str, words: str) -> bool:
@@ -219,7 +211,7 @@ def town_heard(fact: str, words: str) -> bool:
     words = words or ''
     said = list(re.finditer(rf"\b{re.escape(town)}\b", words, re.I))
     return town.lower() != who.lower() and any(
-        _TOWN.search(words[:x.start()]) and not _PUT.search(words[:x.start()])
+        TOWN_BEFORE.search(words[:x.start()]) and not _PUT.search(words[:x.start()])
         or re.match(r"\s+is where\b", words[x.end():], re.I) for x in said)
 
 
