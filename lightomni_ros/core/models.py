@@ -11,6 +11,7 @@ inside a PyPI package (the default on development machines and in CI). Nothing i
 from __future__ import annotations
 
 import hashlib
+import importlib
 import importlib.util
 import os
 import pathlib

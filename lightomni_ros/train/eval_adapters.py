@@ -56,10 +56,10 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limi
     memory = NamesMemory()
     engine = ReflexEngine(EngineConfigs(backbone=BackboneConfig(device='cpu', threads=threads, pack=pack),
                                         models_dir=str(models_dir)), memory)
-    mem_pairs = [p for p in split['pairs']['memory'] if p['transcript'] or p['typed_text']][:limit or None]
-    gen_pairs = [p for p in split['pairs']['generation'] if p.get('answer')][:limit or None]
-    # one adapter alone: a backbone trained with only that one is compared on it
-    mem_pairs, gen_pairs = (mem_pairs if adapter != 'generation' else []), (gen_pairs if adapter != 'memory' else [])
+    # one adapter alone (``adapter``): a backbone trained with only that one is compared on it
+    mem_pairs = [p for p in split['pairs']['memory'] if (p['transcript'] or p['typed_text'])
+                 and adapter != 'generation'][:limit or None]
+    gen_pairs = [p for p in split['pairs']['generation'] if p.get('answer') and adapter != 'memory'][:limit or None]
     runs_m, runs_g, t_mem, t_gen, replaced = [], [], [], [], 0
     for i, p in enumerate(tqdm(mem_pairs, desc='memory passes', disable=not progress)):
         memory.names = dict(p['names'])

@@ -57,7 +57,7 @@ please hey okay excuse sorry quick question like hello'''.split())
 _FRAME = frozenset('''person people someone somebody said says saw heard hear talking typing typed told unseen speaker
 voice face'''.split())
 #: verbs of putting something somewhere and of how a person relates to it: "where did Merak put the umbrella?" asks
-#: about the umbrella, and "I put my wallet in the closet" does not tell of it. Not grounding's RELATION: "what does
+#: about the umbrella, and "I put my wallet in the closet" does not tell of it. Not grounding's _RELATION: "what does
 #: Noor work as?" asks about the work ("works" must stay a word of what was asked about; the wider set made an answer
 #: that said it ungrounded on held-out streams 62-63)
 _PLACING = frozenset('''put puts left leave leaves placed place stuck moved dropped kept keep keeps like likes love

@@ -231,8 +231,9 @@ class TextBackbone(_Base):
         self.dtype = resolve_dtype(cfg.dtype, self.device)
         resolved = resolver.resolve('backbone_text', cfg.pack or None)
         weights = resolved.path
-        if weights.is_dir() and not (weights / 'config.json').exists() and any(weights.glob('*.gguf')):
-            weights = sorted(weights.glob('*.gguf'))[0]    # a pack folder holding a GGUF as it was downloaded
+        # a pack folder may hold a GGUF as it was downloaded instead of a Hugging Face folder
+        ggufs = sorted(weights.glob('*.gguf')) if weights.is_dir() and not (weights / 'config.json').exists() else []
+        weights = ggufs[0] if ggufs else weights
         folder = weights if weights.is_dir() else _convert_gguf(weights)
         self.name = resolved.name
         self.test_model = False

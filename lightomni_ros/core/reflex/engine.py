@@ -37,8 +37,8 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, confirmation, asks_of_asker, extractive_answer, leaves_out, misattributed,
-                        newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
+from .answering import (DONT_KNOW, answering, asks_of_asker, confirmation, extractive_answer, leaves_out,
+                        misattributed, newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, is_quote_question, is_refusal,
                         promises_to_keep, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder

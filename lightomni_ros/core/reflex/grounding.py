@@ -133,7 +133,7 @@ remind keep mind note later'''.split())
 
 #: words that relate a person to what a fact tells (likes, has, works, lives ...): present in most memories of
 #: people, they are no evidence that the rest of a reply is remembered
-RELATION = frozenset('''like likes liked love loves loved enjoy enjoys enjoyed prefer prefers want wants wanted has
+_RELATION = frozenset('''like likes liked love loves loved enjoy enjoys enjoyed prefer prefers want wants wanted has
 have had own owns work works worked play plays played live lives lived come comes came always usually often'''.split())
 
 #: the words of a confirmation that say the robot will keep what it was told
@@ -262,7 +262,7 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
         if len(new & known) < min_overlap * len(new):
             return f'reply not grounded in the retrieved memories ({len(new & known)}/{len(new)} new words)'
         # "Tariq likes to drink soda.": "likes" is in half the memories; what the reply claims must be in them too
-        claim = {w for w in new if w not in RELATION}
+        claim = {w for w in new if w not in _RELATION}
         if len(claim & known) < min_overlap * len(claim):
             return f'what the reply claims is not in the retrieved memories ({", ".join(sorted(claim - known))})'
     return ''
