@@ -124,6 +124,8 @@ def test_answer_and_decision_scores() -> None:
     n = A.answer_metrics(runs + garbled)
     assert n['noisy'] == {'questions': 2, 'accuracy': 0.5, 'confirmations': 1}
     assert n['accuracy'] == a['accuracy'], 'the noisy copies are scored apart'
+    timed = [dataclasses.replace(r, seconds=t) for r, t in zip(runs[:2], (1.0, 3.0))]
+    assert A.answer_metrics(timed)['latency_s'] == {'generated': {'n': 2, 'p50': 2.0, 'p95': 2.9}}
     told = A.SegmentRun(_rec(kind='remember', source='robot', speech=1, response='Okay, I will remember that.'), True,
                         'Thanks, I will keep that in mind.')
     assert (a['acknowledged'], a['told']) == (0.0, 0)
@@ -176,11 +178,30 @@ def test_shipped_weights_match_their_checksums():
     d = shipped.shipped_models_dir()
     if not (d / 'SHA256SUMS').is_file():
         pytest.skip('no trained weights shipped in this checkout')
-    sums = shipped.check_sums(d)
-    assert {'reflex_heads.safetensors', 'adapters/reaction/adapter_model.safetensors'} <= set(sums)
-    assert all(sums.values()), sums
-    total = sum((d / f).stat().st_size for f in sums)
+    total = 0
+    for folder in shipped.shipped_sets():     # the default set and each other backbone's own set
+        sums = shipped.check_sums(folder)
+        assert {'reflex_heads.safetensors', 'adapters/reaction/adapter_model.safetensors'} <= set(sums), folder
+        assert all(sums.values()), (folder, sums)
+        total += sum((folder / f).stat().st_size for f in sums)
     assert total < 50e6
+
+
+def test_a_pack_has_its_own_set_of_trained_weights(tmp_path) -> None:
+    from lightomni_ros.core.reflex.adapters import find_trained, project_models_dirs
+
+    base = shipped.shipped_models_dir()
+    assert shipped.shipped_models_dir('SmolLM2-135M-Instruct') == base
+    assert shipped.shipped_models_dir('gemma-3-270m') == base / 'gemma-3-270m'
+    # a backbone without its own folder reads the default set; a models_dir always comes first
+    dirs = project_models_dirs(tmp_path, 'no-such-pack')
+    assert dirs[0] == tmp_path and dirs[-1] == base
+    (tmp_path / 'reflex_heads.safetensors').write_bytes(b'')
+    assert find_trained('reflex_heads.safetensors', tmp_path, backbone='gemma-3-270m') == \
+        tmp_path / 'reflex_heads.safetensors'
+    for pack in [p.name for p in shipped.shipped_sets()[1:]]:
+        assert project_models_dirs(None, pack)[-1] == base / pack
+        assert base not in project_models_dirs(None, pack)
 
 
 def test_best_threshold_maximises_f1() -> None:

@@ -82,7 +82,7 @@ def compare(files: dict[pathlib.Path, tuple[int | None, str]], hasher: Hasher) -
 
 def check(ctx: Context) -> list[Check]:
     """Resolve every role; compare the files of package weights with the documented checksums; the trained heads."""
-    from lightomni_ros.train.shipped import shipped_models_dir
+    from lightomni_ros.train.shipped import shipped_models_dir, shipped_sets
 
     models_dir = ctx.models_dir or str(ctx.params('reflex').get('models', {}).get('models_dir', '') or '')
     resolver = ModelResolver(models_dir)
@@ -91,7 +91,7 @@ def check(ctx: Context) -> list[Check]:
     table = documented_checksums(readme.read_text()) if readme.is_file() else {}
     hasher = Hasher(ctx.hash_models)
     out = [_role(role, resolver, table, hasher) for role in ROLES]
-    out.append(_trained(shipped, hasher))
+    out += [_trained(d, hasher) for d in shipped_sets()]
     hasher.save()
     return out
 
@@ -128,7 +128,7 @@ def _role(role: str, resolver: ModelResolver, table: dict[str, tuple[int, str]],
 
 def _trained(folder: pathlib.Path, hasher: Hasher) -> Check:
     sums = folder / 'SHA256SUMS'
-    name = 'trained weights'
+    name = 'trained weights' + ('' if folder.name == 'models' else f' ({folder.name})')
     if not sums.is_file():
         return Check(name, WARN, f'{sums} not found: the reflex node runs with untrained heads',
                      '`git checkout models/` restores the shipped heads; `make train` regenerates them')

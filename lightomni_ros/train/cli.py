@@ -33,7 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help='what to train (all: the three adapters and the heads, the shipped set; reaction: adapter + '
                         'soft prompts + heads)')
     p.add_argument('--recipe', default='cpu', help='cpu (default), gpu7b, omni-smoke')
-    p.add_argument('--out', default=None, help='output folder laid out as a models_dir (default: models/)')
+    p.add_argument('--out', default=None, help='output folder laid out as a models_dir (default: models/, or '
+                   'models/<pack>/ for a --pack other than the default backbone)')
     p.add_argument('--data', default=None, help='folder for the synthesized splits (default: in the cache)')
     p.add_argument('--no-resume', action='store_true', help='ignore a checkpoint of an interrupted run')
     p.add_argument('--no-progress', action='store_true', help='no progress bar')
@@ -52,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     from .synth import default_data_dir
     from . import pipeline, train as T
 
-    out = args.out or str(shipped_models_dir())
+    out = args.out or str(shipped_models_dir(args.pack or ''))
     names = list(T.ADAPTERS) if args.adapter == 'all' else [args.adapter]
     cfgs = {a: T.config_from(args.recipe, a, out_dir=out, resume=not args.no_resume, progress=not args.no_progress,
                              data_dir=args.data, **{k: getattr(args, k) for k in FLAGS}) for a in names}

@@ -80,6 +80,7 @@ class SegmentRun:
     topic: Any = None                                         # TopicData of the memory pass (clean segments)
     notes: list[str] = field(default_factory=list)
     p_speech: float = 0.0
+    seconds: float = 0.0      # the decision and its reply, warm (one model call at a time)
 
 
 def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
@@ -163,7 +164,7 @@ def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     return {'questions': len(qs), 'answerable': len(answerable), 'unanswerable': len(unanswerable),
             'accuracy': len(correct) / max(1, len(answerable)), 'refusal': len(refused) / max(1, len(unanswerable)),
             'grounded': grounded / max(1, len(claims)), 'prompt_echoes': echoes, 'by_source': by_source,
-            'by_kind': by_kind,
+            'by_kind': by_kind, 'latency_s': latency_by_source(spoken),
             # the same questions as speech recognition may garble them (decided, not stored): a confirmation ("Okay,
             # I will remember that.") to a question is the failure a listener notices first
             # statements to keep ("Robot, remember that ..."), answered as the generator answers them: with a
@@ -173,6 +174,17 @@ def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
                       'accuracy': sum(matches(r.response, r.record['answer']['keywords'])
                                       for r in noisy_answerable) / max(1, len(noisy_answerable)),
                       'confirmations': sum(promises_to_keep(r.response) for r in noisy)}}
+
+
+def latency_by_source(spoken: Sequence[SegmentRun]) -> dict[str, dict[str, float]]:
+    """Decision-to-reply seconds of the spoken replies per response source (p50, p95, n)."""
+    import numpy as np
+
+    by: dict[str, list[float]] = {}
+    for r in spoken:
+        by.setdefault(r.source or 'unknown', []).append(r.seconds)
+    return {k: {'n': len(v), 'p50': round(float(np.percentile(v, 50)), 3), 'p95': round(float(np.percentile(v, 95)), 3)}
+            for k, v in sorted(by.items())}
 
 
 def decision_metrics(runs: Sequence[SegmentRun], threshold: float | None = None) -> dict[str, Any]:
@@ -288,20 +300,24 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
             rec_mem.last = []
             if rec['noise']:
                 recent = list(engine.recent)
+                t0 = time.perf_counter()
                 d = agent.reflex.decide(seg)       # the node's thresholds and retrieval sizes
+                took = time.perf_counter() - t0
                 engine.recent.clear()
                 engine.recent.extend(recent)
                 runs.append(SegmentRun(rec, d.speak, d.response if d.speak else '', d.response_source if d.speak
                                        else '', list(rec_mem.last) + _recent(engine), None, list(d.notes),
-                                       d.p_speech))
+                                       d.p_speech, took))
             else:
                 agent.advance(seg.start)
+                t0 = time.perf_counter()
                 act = agent.answer(seg)
+                took = time.perf_counter() - t0
                 memories = list(rec_mem.last) + _recent(engine)
                 ev = agent.advance(seg.end + 1.0)
                 topic = next((t for _, t in ev.topics if t.segment_id == sid), None)
                 runs.append(SegmentRun(rec, act.speak, act.response, act.response_source, memories, topic,
-                                       list(act.notes), act.p_speech))
+                                       list(act.notes), act.p_speech, took))
             if progress is not None:
                 progress.update(1)
         if windows is not None and records:
@@ -424,6 +440,8 @@ def print_report(res: dict[str, Any]) -> None:
           f'what the segment showed (the rule\'s used instead)')
     print(f'  questions: {a["answerable"]} answerable, {a["unanswerable"]} unanswerable; replies by source '
           f'{json.dumps(a["by_source"])}')
+    print('  reply latency (decision + reply, warm, s): ' + ', '.join(
+        f'{k} p50 {v["p50"]:.3f} p95 {v["p95"]:.3f} (n={v["n"]})' for k, v in a['latency_s'].items()))
     n = a['noisy']
     print(f'  the {n["questions"]} ASR-noisy copies: accuracy {n["accuracy"]:.3f}, answered with a confirmation '
           f'{n["confirmations"]}; statements to keep confirmed {a["acknowledged"]:.3f} (of {a["told"]})')

@@ -7,6 +7,8 @@ from __future__ import annotations
 import hashlib
 import pathlib
 
+from lightomni_ros.core.models import ROLES
+
 #: files written by training, relative to the models folder
 SHIPPED = ('reflex_heads.safetensors', 'adapters/reaction/adapter_config.json',
            'adapters/reaction/adapter_model.safetensors', 'adapters/memory/adapter_config.json',
@@ -14,8 +16,23 @@ SHIPPED = ('reflex_heads.safetensors', 'adapters/reaction/adapter_config.json',
            'adapters/generation/adapter_model.safetensors', 'TRAINING.json')
 
 
-def shipped_models_dir() -> pathlib.Path:
-    """``models/`` of the source checkout, else ``share/lightomni_ros/models`` of the installed package."""
+def shipped_models_dir(pack: str = '') -> pathlib.Path:
+    """``models/`` of the source checkout, else ``share/lightomni_ros/models`` of the installed package.
+
+    A ``pack`` other than the default text backbone's has its own set in ``models/<pack>/`` (weights trained on one
+    backbone never serve another; the reflex engine looks there when that pack is loaded).
+    """
+    base = _models_root()
+    return base / pack if pack and pack != ROLES['backbone_text'].packs[0] else base
+
+
+def shipped_sets() -> list[pathlib.Path]:
+    """Every shipped set of trained weights: ``models/`` and each ``models/<pack>/`` holding a SHA256SUMS."""
+    base = _models_root()
+    return [base] + sorted(d for d in base.iterdir() if (d / 'SHA256SUMS').is_file()) if base.is_dir() else [base]
+
+
+def _models_root() -> pathlib.Path:
     here = pathlib.Path(__file__).resolve().parents[2] / 'models'
     if here.is_dir():
         return here

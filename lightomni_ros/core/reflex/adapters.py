@@ -33,37 +33,47 @@ def lora_config(cfg: AdapterConfig, init_lora_weights: bool = True):  # -> peft.
                       bias='none', task_type='CAUSAL_LM', init_lora_weights=init_lora_weights)
 
 
-def project_models_dirs(models_dir: str | pathlib.Path | None) -> list[pathlib.Path]:
-    """Where trained weights are looked up: models_dir first, then the package's own models/ folder."""
+def project_models_dirs(models_dir: str | pathlib.Path | None, backbone: str = '') -> list[pathlib.Path]:
+    """Where trained weights are looked up: models_dir first, then the package's own models/ folder.
+
+    The package's ``models/`` holds the set trained on the default backbone; a set trained on another backbone pack
+    lives in ``models/<pack>/`` and replaces it when ``backbone`` (the loaded backbone's name) is that pack: weights
+    trained on one backbone never serve another.
+    """
     out = [pathlib.Path(models_dir).expanduser()] if models_dir else []
+    shipped = []
     try:
         from ament_index_python.packages import get_package_share_directory
 
-        out.append(pathlib.Path(get_package_share_directory('lightomni_ros')) / 'models')
+        shipped.append(pathlib.Path(get_package_share_directory('lightomni_ros')) / 'models')
     except Exception:  # noqa: BLE001 - not installed through ament: the source tree's folder
         pass
-    out.append(pathlib.Path(__file__).resolve().parents[3] / 'models')
+    shipped.append(pathlib.Path(__file__).resolve().parents[3] / 'models')
+    for d in shipped:
+        out.append(d / backbone if backbone and (d / backbone).is_dir() else d)
     return list(dict.fromkeys(out))
 
 
-def find_trained(name: str, models_dir: str | pathlib.Path | None, marker: str = '') -> pathlib.Path | None:
+def find_trained(name: str, models_dir: str | pathlib.Path | None, marker: str = '',
+                 backbone: str = '') -> pathlib.Path | None:
     """First existing ``name`` (absolute, or under :func:`project_models_dirs`); ``marker`` must exist inside it."""
     p = pathlib.Path(name).expanduser()
-    cands = [p] if p.is_absolute() else [d / p for d in project_models_dirs(models_dir)]
+    cands = [p] if p.is_absolute() else [d / p for d in project_models_dirs(models_dir, backbone)]
     for c in cands:
         if (c / marker).exists() if marker else c.exists():
             return c
     return None
 
 
-def adapter_dir(cfg: AdapterConfig, models_dir: str | pathlib.Path | None) -> pathlib.Path | None:
+def adapter_dir(cfg: AdapterConfig, models_dir: str | pathlib.Path | None,
+                backbone: str = '') -> pathlib.Path | None:
     """Folder holding the adapters (absolute ``directory``, or inside models_dir / the package's models/).
 
     The first folder, in that order, that holds any adapter: adapters trained together are used together (a
     models_dir with its own reaction adapter is not mixed with the package's memory adapter).
     """
     p = pathlib.Path(cfg.directory).expanduser()
-    for d in [p] if p.is_absolute() else [m / p for m in project_models_dirs(models_dir)]:
+    for d in [p] if p.is_absolute() else [m / p for m in project_models_dirs(models_dir, backbone)]:
         if any((d / n / 'adapter_config.json').exists() for n in ADAPTERS):
             return d
     return None
@@ -78,7 +88,7 @@ class AdapterSet:
         self.loaded: dict[str, str] = {}
         self.lock = threading.RLock()
         self.active = 'base'
-        folder = adapter_dir(cfg, models_dir)
+        folder = adapter_dir(cfg, models_dir, getattr(backbone, 'name', ''))
         found = [(n, folder / n) for n in ADAPTERS
                  if folder is not None and (folder / n / 'adapter_config.json').is_file()]
         if found:

@@ -130,7 +130,7 @@ class ReflexEngine:
         lat = cfgs.latent
         self.heads = LatentHeads(self.backbone.hidden_size, self.embedder.dim, lat.soft_prompts,
                                  lat.projection_hidden, lat.seed).to(self.backbone.device).eval()
-        heads_path = find_trained(lat.heads_file, resolver.models_dir)
+        heads_path = find_trained(lat.heads_file, resolver.models_dir, backbone=getattr(self.backbone, 'name', ''))
         if heads_path is not None:
             check_heads_embedder(heads_path, self.embedder)
             self.heads.load(heads_path)
