@@ -199,6 +199,10 @@ def test_a_pack_has_its_own_set_of_trained_weights(tmp_path) -> None:
     (tmp_path / 'reflex_heads.safetensors').write_bytes(b'')
     assert find_trained('reflex_heads.safetensors', tmp_path, backbone='gemma-3-270m') == \
         tmp_path / 'reflex_heads.safetensors'
+    (tmp_path / 'gemma-3-270m').mkdir()     # a pack folder in a models_dir is no trained set
+    assert project_models_dirs(tmp_path, 'gemma-3-270m')[0] == tmp_path
+    (tmp_path / 'gemma-3-270m' / 'TRAINING.json').write_text('{}')
+    assert project_models_dirs(tmp_path, 'gemma-3-270m')[0] == tmp_path / 'gemma-3-270m'
     for pack in [p.name for p in shipped.shipped_sets()[1:]]:
         assert project_models_dirs(None, pack)[-1] == base / pack
         assert base not in project_models_dirs(None, pack)

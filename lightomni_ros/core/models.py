@@ -130,7 +130,8 @@ class ModelResolver:
             # a pack asked for by name is that pack: the package's default model only stands in for the role's first
             if pack is not None and name != pack and (source == 'models_dir' or pack != spec.packs[0]):
                 continue
-            if path.exists():
+            # models/<pack>/ of this package holds weights trained here for that pack, not the pack itself
+            if path.exists() and not (source == 'models_dir' and (path / 'TRAINING.json').is_file()):
                 return ResolvedModel(role, path, source, name)
         joined = joined_pack(pack) if pack in spec.packs else None
         if joined is not None:

@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     from .train import default_synth_configs
 
     data = args.data or ensure_splits(default_data_dir(), *default_synth_configs())['heldout']
-    res = evaluate(data, args.models_dir or str(default_models_dir()), args.limit, args.threads, args.pack,
+    res = evaluate(data, args.models_dir or str(default_models_dir(args.pack)), args.limit, args.threads, args.pack,
                    adapter=args.adapter)
     res.pop('_runs')
     m, a = res['memory_pass'], res['answers']

@@ -509,8 +509,8 @@ def run(args: argparse.Namespace) -> int:
         data = longer_heldout(default_data_dir(), heldout_cfg, args.heldout_streams)
     else:
         data = ensure_splits(default_data_dir(), train_cfg, heldout_cfg)['heldout']
-    res = evaluate(data, args.models_dir or str(default_models_dir()), args.streams, args.threads, pack=args.pack,
-                   skip=args.skip_streams)
+    res = evaluate(data, args.models_dir or str(default_models_dir(args.pack)), args.streams, args.threads,
+                   pack=args.pack, skip=args.skip_streams)
     runs, windows = res.pop('_runs'), res.pop('_windows')
     print_report(res)
     if args.records:

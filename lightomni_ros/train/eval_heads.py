@@ -122,10 +122,10 @@ def _norm(x: np.ndarray) -> np.ndarray:
 
 
 # -- the run ------------------------------------------------------------------------------------------------------
-def default_models_dir() -> pathlib.Path:
-    """The shipped weights folder (``models/`` of the checkout, or the installed package share)."""
+def default_models_dir(pack: str = '') -> pathlib.Path:
+    """The shipped weights folder (``models/`` of the checkout, or the installed package share; a pack's own set)."""
     from .shipped import shipped_models_dir
-    return shipped_models_dir()
+    return shipped_models_dir(pack)
 
 
 def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, limit: int = 0, threads: int = 0,

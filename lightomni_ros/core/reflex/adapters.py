@@ -36,21 +36,19 @@ def lora_config(cfg: AdapterConfig, init_lora_weights: bool = True):  # -> peft.
 def project_models_dirs(models_dir: str | pathlib.Path | None, backbone: str = '') -> list[pathlib.Path]:
     """Where trained weights are looked up: models_dir first, then the package's own models/ folder.
 
-    The package's ``models/`` holds the set trained on the default backbone; a set trained on another backbone pack
-    lives in ``models/<pack>/`` and replaces it when ``backbone`` (the loaded backbone's name) is that pack: weights
-    trained on one backbone never serve another.
+    Each holds the set trained on the default backbone; a set trained on another backbone pack lives in its
+    ``<pack>/`` subfolder (with its ``TRAINING.json``) and replaces it when ``backbone`` (the loaded backbone's name)
+    is that pack: weights trained on one backbone never serve another.
     """
     out = [pathlib.Path(models_dir).expanduser()] if models_dir else []
-    shipped = []
     try:
         from ament_index_python.packages import get_package_share_directory
 
-        shipped.append(pathlib.Path(get_package_share_directory('lightomni_ros')) / 'models')
+        out.append(pathlib.Path(get_package_share_directory('lightomni_ros')) / 'models')
     except Exception:  # noqa: BLE001 - not installed through ament: the source tree's folder
         pass
-    shipped.append(pathlib.Path(__file__).resolve().parents[3] / 'models')
-    for d in shipped:
-        out.append(d / backbone if backbone and (d / backbone).is_dir() else d)
+    out.append(pathlib.Path(__file__).resolve().parents[3] / 'models')
+    out = [d / backbone if backbone and (d / backbone / 'TRAINING.json').is_file() else d for d in out]
     return list(dict.fromkeys(out))
 
 

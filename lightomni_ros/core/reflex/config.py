@@ -45,10 +45,10 @@ class BackboneConfig:
 class AdapterConfig:
     """The three LoRA adapters (memory, generation, reaction) on the one backbone (paper 3.3, C.1)."""
 
-    directory: str = param('adapters', 'Folder (absolute, or inside models_dir, then the package models/, '
-                                       'or models/<pack>/ when the loaded backbone pack has its own set) '
-                                       'holding one peft adapter folder per name (memory/, generation/, '
-                                       'reaction/); an absent adapter means the base model serves that role.')
+    directory: str = param('adapters', 'Folder (absolute, or inside models_dir, then the package models/; a '
+                                       '<pack>/ subfolder there with its own TRAINING.json when that backbone '
+                                       'pack is loaded) holding one peft adapter folder per name (memory/, '
+                                       'generation/, reaction/); an absent adapter means the base model serves that role.')
     rank: int = param(64, 'LoRA rank r for adapters created here (training).', min=1)
     alpha: int = param(128, 'LoRA alpha for adapters created here.', min=1)
     dropout: float = param(0.05, 'LoRA dropout for adapters created here.', min=0.0, max=1.0)
@@ -63,9 +63,10 @@ class LatentConfig:
                                  'or h_act and h_ret side by side, as the heads file says (the shipped one: both).',
                               min=2)
     heads_file: str = param('reflex_heads.safetensors', 'Soft prompts + heads (absolute, or inside models_dir, '
-                                                        'then the package models/, or models/<pack>/ when the '
-                                                        'loaded backbone pack has its own set); when absent the heads are '
-                                                        'randomly initialised (UNTRAINED) and diagnostics say so.')
+                                                        'then the package models/; a <pack>/ subfolder there '
+                                                        'with its own TRAINING.json when that backbone pack is '
+                                                        'loaded); when absent the heads are randomly '
+                                                        'initialised (UNTRAINED) and diagnostics say so.')
     projection_hidden: int = param(1024, 'Hidden width of the MLP-ReLU-MLP projection head.', min=8)
     seed: int = param(0, 'Seed of the untrained heads (so every process draws the same ones).')
     speech_threshold: float = param(0.5, 'p_speech at or above which the robot speaks.', min=0.0, max=1.0)
