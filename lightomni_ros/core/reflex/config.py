@@ -48,7 +48,8 @@ class AdapterConfig:
     directory: str = param('adapters', 'Folder (absolute, or inside models_dir, then the package models/; a '
                                        '<pack>/ subfolder there with its own TRAINING.json when that backbone '
                                        'pack is loaded) holding one peft adapter folder per name (memory/, '
-                                       'generation/, reaction/); an absent adapter means the base model serves that role.')
+                                       'generation/, reaction/); an absent adapter means the base model serves '
+                                       'that role.')
     rank: int = param(64, 'LoRA rank r for adapters created here (training).', min=1)
     alpha: int = param(128, 'LoRA alpha for adapters created here.', min=1)
     dropout: float = param(0.05, 'LoRA dropout for adapters created here.', min=0.0, max=1.0)
