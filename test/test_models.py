@@ -51,6 +51,12 @@ def test_a_pack_asked_for_by_name_is_never_another_model(tmp_path: pathlib.Path,
     (tmp_path / 'gemma-3-270m').mkdir()
     found = ModelResolver(tmp_path).resolve('backbone_text', 'gemma-3-270m')
     assert (found.source, found.path) == ('models_dir', tmp_path / 'gemma-3-270m')
+    # a folder holding only weights trained here for that pack (models/gemma-3-270m/) is not the pack
+    (tmp_path / 'gemma-3-270m' / 'TRAINING.json').write_text('{}')
+    with pytest.raises(ModelNotFoundError, match='make gemma'):
+        ModelResolver(tmp_path).resolve('backbone_text', 'gemma-3-270m')
+    (tmp_path / 'gemma-3-270m' / 'config.json').write_text('{}')
+    assert ModelResolver(tmp_path).resolve('backbone_text', 'gemma-3-270m').path == tmp_path / 'gemma-3-270m'
 
 
 def test_roles_without_a_package_need_the_models_dir(tmp_path: pathlib.Path) -> None:

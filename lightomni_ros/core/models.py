@@ -104,6 +104,12 @@ def package_dir(package: str) -> pathlib.Path | None:
     return pathlib.Path(list(spec.submodule_search_locations)[0])
 
 
+def _trained_set_only(path: pathlib.Path) -> bool:
+    """A ``<pack>/`` folder holding only weights trained here for that pack (``models/gemma-3-270m/``), no pack."""
+    return (path / 'TRAINING.json').is_file() and not (path / 'config.json').is_file() \
+        and not any(path.glob('*.gguf'))
+
+
 class ModelResolver:
     """Resolve model roles to paths: the models directory first, the shipping PyPI package second."""
 
@@ -130,8 +136,7 @@ class ModelResolver:
             # a pack asked for by name is that pack: the package's default model only stands in for the role's first
             if pack is not None and name != pack and (source == 'models_dir' or pack != spec.packs[0]):
                 continue
-            # models/<pack>/ of this package holds weights trained here for that pack, not the pack itself
-            if path.exists() and not (source == 'models_dir' and (path / 'TRAINING.json').is_file()):
+            if path.exists() and not (source == 'models_dir' and _trained_set_only(path)):
                 return ResolvedModel(role, path, source, name)
         joined = joined_pack(pack) if pack in spec.packs else None
         if joined is not None:
