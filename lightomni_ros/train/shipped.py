@@ -27,9 +27,13 @@ def shipped_models_dir(pack: str = '') -> pathlib.Path:
 
 
 def shipped_sets() -> list[pathlib.Path]:
-    """Every shipped set of trained weights: ``models/`` and each ``models/<pack>/`` holding a SHA256SUMS."""
+    """Every shipped set of trained weights: ``models/`` and each ``models/<pack>/`` the reflex engine would load.
+
+    A set is recognised as :func:`~lightomni_ros.core.reflex.adapters.project_models_dirs` recognises it (its
+    ``TRAINING.json``), so the doctor checks exactly the sets the node may use.
+    """
     base = _models_root()
-    return [base] + sorted(d for d in base.iterdir() if (d / 'SHA256SUMS').is_file()) if base.is_dir() else [base]
+    return [base] + sorted(d for d in base.iterdir() if (d / 'TRAINING.json').is_file()) if base.is_dir() else [base]
 
 
 def _models_root() -> pathlib.Path:
