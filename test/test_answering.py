@@ -348,6 +348,9 @@ def test_the_response_prompt_shows_the_newest_place_of_a_thing_moved() -> None:
     # what someone said is quoted whole, every time they said it
     said = 'Robot, what did Merak say?'
     assert [m.ref for m in newest_telling(said, mems[1:3], mems)] == ['semantic:1', 'semantic:2']
+    # a recent interaction outlives its consolidation: older than a fact stored since, it supersedes nothing
+    note = MemoryItem('recent:9', '<face_0> said: I put my umbrella in the car.', 0.8, said='2026-01-05 09:01:04')
+    assert [m.ref for m in newest_telling(q, [note, mems[2]], mems)] == ['semantic:2']
     engine = SimpleNamespace(cfgs=SimpleNamespace(response=ResponseConfig(), latent=LatentConfig()))
     seg = SegmentInput(segment_id=1, start=0.0, end=1.0, transcript=q)
     assert [m.ref for m in ReflexEngine.response_memories(engine, mems, seg)] == ['profile:<face_0>', 'semantic:2']

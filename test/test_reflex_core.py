@@ -424,6 +424,23 @@ def test_a_profile_summary_that_invents_is_replaced_by_the_extractive_one(engine
     assert out.producer == 'memory-adapter' and out.attributes['persona'] == 'Ana works as a nurse.'
 
 
+@pytest.mark.parametrize('mode, written, why', [
+    ('merge', 'Summarize these events in one short paragraph: - saw Ana; kitchen"}', 'repeats its instruction'),
+    ('merge', 'Ana came home and cooked pasta."}', 'JSON left in it'),
+    ('profile', '<face_1> works as a nurse."]}, <face_1> works as a nurse.', 'JSON left in it'),
+    ('profile', '<face_1> is called Ana, a nurse.", фикаモデル', 'letters its texts lack'),
+])
+def test_a_summary_that_is_not_prose_is_replaced_by_the_extractive_one(engine, monkeypatch, mode, written, why):
+    """What a memory adapter trained for the memory JSON writes when asked for a paragraph never reaches S_g."""
+    texts = ['<face_1> said: My name is Ana and I work as a nurse.', 'Ana came home. Ana cooked pasta.']
+    ids = engine.backbone.tokenizer.encode(written)
+    monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (list(ids), False))
+    monkeypatch.setattr(engine.backbone, 'test_model', False)
+    out = engine.summarize(SummaryRequest(mode=mode, texts=texts, face_id='<face_1>' if mode == 'profile' else '',
+                                          max_tokens=40))
+    assert out.summary == '' and why in out.problem, out
+
+
 def test_parsing_repairs():
     seg = SegmentInput(segment_id=1, start=0, end=10, transcript='hello, I drink tea every day', face_ids=['<face_2>'],
                        visual_tags=['kitchen'])
@@ -850,6 +867,10 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
     if d.response_source == 'extractive':
         assert 'red suitcase' in d.response and any(n.startswith('extractive: ') for n in d.notes)
     assert [m.ref for m, _, _ in engine.recent] == ['recent:20']
+    # it carries its time, written as memory writes times, so a fact stored since is newer than it
+    from lightomni_ros.core.text import fmt_time
+    assert engine.recent[0][0].said == fmt_time(203.0, engine.tz)
+    assert engine.recent_candidates('where is my passport?')[0].said == fmt_time(203.0, engine.tz)
 
 
 def test_a_reply_that_fails_the_grounding_check_is_never_said(engine, monkeypatch):

@@ -57,6 +57,18 @@ def test_a_fact_said_again_is_shown_at_its_last_time_so_a_correction_between_is_
                                     '[09:20] The thermos is in the basket.']
 
 
+def test_a_recent_interaction_sorts_by_its_time_among_stored_memories() -> None:
+    # a typed note at 09:30 is still a recent interaction when "... in the green basket", said at 09:40, is stored
+    note = MemoryItem('recent:3', 'someone typed: the earrings are on top of the fridge', said='2026-03-02 09:30:00')
+    moved = MemoryItem('semantic:4', '[2026-03-02 09:40:00]--[2026-03-02 09:40:04]: The earrings are in the green '
+                                     'basket.')
+    assert P.memory_lines([note, moved]) == ['someone typed: the earrings are on top of the fridge',
+                                             '[09:40] The earrings are in the green basket.']
+    assert P.said_at(note) < P.said_at(moved)
+    # one with no time (as training renders them) is still the newest
+    assert P.said_at(MemoryItem('recent:5', '<face_1> said: they are in the drawer')) > P.said_at(moved)
+
+
 def test_perception_names_who_spoke_and_marks_an_unseen_speaker() -> None:
     seg = SegmentInput(segment_id=3, start=0.0, end=4.0, transcript='Where are my keys?',
                        face_ids=['<face_1>', '<face_2>'],

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from typing import Sequence
 
@@ -139,6 +140,11 @@ def gist(words: str) -> str:
     return rest[:1].upper() + rest[1:] if rest and rest != words else words
 
 
-__all__ = ['CALENDAR_WORDS', 'TOWN_BEFORE', 'names_a_place', 'gist', 'sentences', 'unaddressed', 'introduced_name',
-           'introduced_other', 'named_in',
+def fmt_time(t: float, tz: _dt.tzinfo | None = None) -> str:
+    """Render an epoch time as ``YYYY-MM-DD HH:MM:SS`` in ``tz`` (local time when None), as memory writes times."""
+    return _dt.datetime.fromtimestamp(t, tz).strftime('%Y-%m-%d %H:%M:%S')
+
+
+__all__ = ['CALENDAR_WORDS', 'fmt_time', 'TOWN_BEFORE', 'names_a_place', 'gist', 'sentences', 'unaddressed',
+           'introduced_name', 'introduced_other', 'named_in',
            'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

@@ -29,6 +29,7 @@ from typing import Any, Iterator, Sequence
 
 import numpy as np
 
+from ..text import fmt_time
 from ..topic import segment_key
 from . import crypto
 
@@ -139,11 +140,6 @@ _PUNCT = re.compile(r'[^\w<>\s]')
 def normalize(text: str) -> str:
     """Normalized form used by the content filter's exact match: lower case, no punctuation, single spaces."""
     return _WS.sub(' ', _PUNCT.sub(' ', text.lower())).strip()
-
-
-def fmt_time(t: float, tz: _dt.tzinfo | None = None) -> str:
-    """Render an epoch time as ``YYYY-MM-DD HH:MM:SS`` in ``tz`` (local time when None)."""
-    return _dt.datetime.fromtimestamp(t, tz).strftime('%Y-%m-%d %H:%M:%S')
 
 
 def fmt_span(start: float, end: float, tz: _dt.tzinfo | None = None) -> str:

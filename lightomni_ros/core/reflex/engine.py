@@ -26,7 +26,7 @@ import torch
 from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
-from ..text import introduced_name, introduced_other, named_in, names_person
+from ..text import fmt_time, introduced_name, introduced_other, named_in, names_person
 from ..timeparse import TimeWindow, find_window
 from ..topic import TopicData
 from . import generation as gen
@@ -39,8 +39,8 @@ from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, L
                      ResponseConfig)
 from .answering import (DONT_KNOW, answering, asks_of_asker, confirmation, extractive_answer, leaves_out,
                         misattributed, newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
-from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, is_quote_question, is_refusal,
-                        promises_to_keep, reply_problem, said_by, unsupported)
+from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, is_quote_question, is_refusal, promises_to_keep,
+                        prose_problem, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
@@ -516,11 +516,13 @@ class ReflexEngine:
         req.check()
         body = '\n'.join(f'- {t}' for t in req.texts)
         if req.mode == MERGE:
-            ask = f'Summarize these events in one short paragraph:\n{body}'
+            instructions = ['Summarize these events in one short paragraph']
+            ask = f'{instructions[0]}:\n{body}'
         else:
             known = ', '.join(f'{k}: {v}' for k, v in req.known.items()) or 'nothing yet'
-            ask = (f'Known about {req.face_id}: {known}.\nRecent events:\n{body}\nDescribe {req.face_id} in one short '
-                   f'paragraph (name, occupation, preferences, relationships).')
+            instructions = [f'Known about {req.face_id}', 'Recent events', f'Describe {req.face_id} in one short '
+                            f'paragraph (name, occupation, preferences, relationships)']
+            ask = f'{instructions[0]}: {known}.\n{instructions[1]}:\n{body}\n{instructions[2]}.'
         with self.sleep_time(), self.adapters.use('memory') as active:
             chat = self.backbone.chat
             parts = [self.backbone.text_part(chat.turn('user', ask) + chat.open('assistant'))]
@@ -536,12 +538,17 @@ class ReflexEngine:
         # the adapter is trained for the memory JSON, not for summaries: unprompted, the 135M model invents people
         # ("a young, talented musician known for his love of pizza") that would be recalled as truth
         new = unsupported(text, ask)
+        # a profile may come as one JSON object of attributes; JSON anywhere else is residue of the memory JSON
+        whole = req.mode == PROFILE and text.lstrip().startswith('{') and parse_json_object(text) is not None
+        unfit = prose_problem(text, instructions, ask, json_ok=whole)
         if interrupted:
             out.problem = 'pre-empted'
         elif self.backbone.test_model:
             out.problem = 'TEST model'
         elif len(text.split()) < 3:
             out.problem = 'model summary too short'
+        elif unfit:
+            out.problem = unfit
         elif len(new) > SUMMARY_NEW_WORDS * len(content_words(text)):
             out.problem = f'model summary not grounded in its texts (new words: {", ".join(sorted(new)[:5])})'
         elif req.mode == PROFILE and not any(names_person(text, req.face_id, n)
@@ -800,7 +807,11 @@ class ReflexEngine:
             text = f'saw {", ".join(seg.face_ids + seg.visual_tags)}'
         else:
             return
-        self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text), self.embedder.embed([text])[0], seg.end))
+        # its time orders it among stored memories: it stays a candidate after its facts are stored, and a fact
+        # stored since ("the earrings are in the green basket" after a note of "on the fridge") is the newer
+        said = fmt_time(seg.end, self.tz) if seg.end > 0 else ''
+        self.recent.append((MemoryItem(f'recent:{seg.segment_id}', text, said=said), self.embedder.embed([text])[0],
+                            seg.end))
 
     def recent_candidates(self, question: str, q: np.ndarray | None = None,
                           window: TimeWindow | None = None) -> list[MemoryItem]:
@@ -809,7 +820,7 @@ class ReflexEngine:
         if not items or not question:
             return []
         q = self.embedder.embed([question])[0] if q is None else q
-        return [MemoryItem(m.ref, m.text, float(v @ q)) for m, v in items]
+        return [MemoryItem(m.ref, m.text, float(v @ q), said=m.said) for m, v in items]
 
     def response_memories(self, memories: list[MemoryItem], seg: SegmentInput | None = None) -> list[MemoryItem]:
         """What the response prompt shows: up to ``response.max_memories`` entries and the profiles that name them.

@@ -282,6 +282,29 @@ def unsupported(text: str, sources: str) -> set[str]:
     return {w for w in content_words(text) if not supported(w, heard)}
 
 
+#: what JSON leaves in text ('..."}', '"]}', '{"'): a model trained to write memory JSON that strays into it
+_JSON_RESIDUE = re.compile(r'["\]}]\s*[\]}]|[{\[]\s*"|"\s*:\s*[\["{]')
+
+
+def prose_problem(text: str, instructions: Sequence[str], sources: str, json_ok: bool = False) -> str:
+    """Why ``text`` (a model summary of ``sources``, asked for by ``instructions``) is not prose to keep; '' if it is.
+
+    The memory adapter is trained to write the memory JSON, not paragraphs: asked for one it may repeat the request
+    ("Summarize these events ... - saw Ana"), leave JSON behind ('... in January."]}') or run on into tokens of
+    another script ("фика"). Kept, any of these would be read back from S_g or a profile as memory. ``json_ok``:
+    ``text`` is one JSON object, as a profile may be written.
+    """
+    said = ' '.join(text.split()).lower()
+    if any(' '.join(i.split()[:3]).lower() in said for i in instructions if i.strip()):
+        return 'model summary repeats its instruction'
+    if not json_ok and _JSON_RESIDUE.search(text):
+        return 'model summary is not prose (JSON left in it)'
+    foreign = sorted({c for c in text if c.isalpha() and ord(c) > 0x24F and c not in sources})
+    if foreign:
+        return f'model summary has letters its texts lack ({"".join(foreign[:5])})'
+    return ''
+
+
 def stem(word: str) -> str:
     """A word's first five letters, without a possessive or an -s/-ed/-ing ending.
 

@@ -232,7 +232,8 @@ def memory_lines(memories: Sequence[MemoryItem], max_tokens: int = 0) -> list[st
 
     An episode keeps the time of its start (``[10:02] ...``), a fact the time it was last said: "the thermos is in the
     basket" said at 10:01 and again at 10:20, after "... under the bed" at 10:10, is the newer of the two. Recent
-    interactions, which have no time, come last (they are the newest). Each line is cut to ``max_tokens`` (0: whole).
+    interactions show no time but sort by theirs (``MemoryItem.said``), mostly last: one that outlived its
+    consolidation comes before a fact stored since. Each line is cut to ``max_tokens`` (0: whole).
     """
     names = face_names(memories)
     lines = [f'{face} is {name}.' for face, name in names.items()]
@@ -242,7 +243,7 @@ def memory_lines(memories: Sequence[MemoryItem], max_tokens: int = 0) -> list[st
             continue
         fact = m.ref.startswith('semantic:')
         stamp, text = short_span(m.text, newest=fact)
-        key = said_at(m) if fact else span_times(m.text)[0]
+        key = said_at(m) if fact else m.said or span_times(m.text)[0]
         dated.append((key, i, f'{stamp} {clip_tokens(text, max_tokens)}'.strip()))
     lines += [line for _, _, line in sorted(dated)]
     return lines
@@ -263,8 +264,11 @@ def span_times(text: str) -> tuple[str, str]:
 
 
 def said_at(memory: MemoryItem) -> str:
-    """When ``memory`` was last said (its span's end), as text that sorts in time order; undated is newest."""
-    return span_times(memory.text)[1]
+    """When ``memory`` was last said (its span's end, else its ``said``), as text that sorts in time order.
+
+    Undated is newest.
+    """
+    return memory.said or span_times(memory.text)[1]
 
 
 def memories_text(memories: Sequence[MemoryItem], max_tokens: int = 0, chat: ChatFormat = CHATML) -> str:

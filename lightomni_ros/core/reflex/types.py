@@ -107,9 +107,12 @@ class StateNode:
 class MemoryItem:
     """One retrieved memory entry or profile, already rendered as text."""
 
-    ref: str        # "semantic:<id>", "episodic:<id>" or "profile:<face_id>"
+    ref: str        # "semantic:<id>", "episodic:<id>", "profile:<face_id>" or "recent:<segment>"
     text: str
     score: float = 0.0
+    # when it was said, written as memory writes times, for an item whose text has none (a recent interaction):
+    # it outlives its consolidation, so a fact stored since may be newer than it
+    said: str = ''
 
 
 @dataclass
