@@ -33,6 +33,8 @@ MEMORIES = [
     ('The spare battery is.', 'adds nothing'),
     ('The spare battery is on the moon with the astronauts.', 'not grounded'),
     ('The printer is set in a prison.', 'not grounded'),     # the robot's own earlier answer is no evidence
+    ("Yar's spare battery is charging in the kitchen.", 'names someone the memories do not (yar)'),
+    ('The spare battery is charging in the kitchen with Tom.', 'names someone the memories do not (tom)'),
 ])
 def test_bad_replies_are_named(reply: str, why: str) -> None:
     assert why in reply_problem(reply, 'Where is the spare battery?', MEMORIES)
@@ -40,6 +42,9 @@ def test_bad_replies_are_named(reply: str, why: str) -> None:
 
 def test_grounded_reply_passes() -> None:
     assert reply_problem('It is charging in the kitchen.', 'Where is the spare battery?', MEMORIES) == ''
+    # a name the memories hold (a profile's) or the question says is no invention
+    assert reply_problem("Maria walks her dog every morning at seven.", 'When does Maria walk the dog?', MEMORIES) == ''
+    assert reply_problem("Bo's battery is charging in the kitchen.", "Where is Bo's spare battery?", MEMORIES) == ''
     # without retrieved facts there is nothing to check the content against
     assert reply_problem('Hello there, nice to meet you.', 'hi robot', MEMORIES[:1]) == ''
 

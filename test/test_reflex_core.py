@@ -429,6 +429,7 @@ def test_a_profile_summary_that_invents_is_replaced_by_the_extractive_one(engine
     ('merge', 'Ana came home and cooked pasta."}', 'JSON left in it'),
     ('profile', '<face_1> works as a nurse."]}, <face_1> works as a nurse.', 'JSON left in it'),
     ('profile', '<face_1> is called Ana, a nurse.", фикаモデル', 'letters its texts lack'),
+    ('profile', 'Ana is a nurse.", Ana came home. Ana is a nurse.', 'repeats itself'),
 ])
 def test_a_summary_that_is_not_prose_is_replaced_by_the_extractive_one(engine, monkeypatch, mode, written, why):
     """What a memory adapter trained for the memory JSON writes when asked for a paragraph never reaches S_g."""

@@ -250,6 +250,11 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
         return NO_ANSWER if (asks(question) if asked is None else asked) else ''
     if is_refusal(text):
         return ''
+    said = question + ' ' + ' '.join(m.text for m in memories)
+    unknown = names_in(text) - {w.removesuffix("'s") for w in _WORD.findall(said.lower())}
+    if unknown:
+        # "Yar's thermos is in the green basket.": a name of nobody the robot knows is no slip to say aloud
+        return f'reply names someone the memories do not ({", ".join(sorted(unknown))})'
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
         # what someone only asked is no evidence of an answer ("... in the last hour?" does not ground "in the last
@@ -266,6 +271,20 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
         if len(claim & known) < min_overlap * len(claim):
             return f'what the reply claims is not in the retrieved memories ({", ".join(sorted(claim - known))})'
     return ''
+
+
+def names_in(text: str) -> set[str]:
+    """The names ``text`` says (lower case): capitalised words inside a sentence, and an opening one's possessive.
+
+    "Yar's thermos is in the basket." names "yar"; "The keys are with Ana." names "ana"; "Lunch is at ten." none.
+    """
+    names: set[str] = set()
+    for sentence in re.split(r'(?<=[.!?])\s+', text.strip()):
+        words = re.findall(r"[A-Za-z]+(?:'s)?", sentence)
+        for i, w in enumerate(words):
+            if w[0].isupper() and w != 'I' and (i > 0 or w.endswith("'s")):
+                names.add(w.removesuffix("'s").lower())
+    return names
 
 
 def supported(word: str, heard: set[str]) -> bool:
@@ -290,15 +309,19 @@ def prose_problem(text: str, instructions: Sequence[str], sources: str, json_ok:
     """Why ``text`` (a model summary of ``sources``, asked for by ``instructions``) is not prose to keep; '' if it is.
 
     The memory adapter is trained to write the memory JSON, not paragraphs: asked for one it may repeat the request
-    ("Summarize these events ... - saw Ana"), leave JSON behind ('... in January."]}') or run on into tokens of
-    another script ("фика"). Kept, any of these would be read back from S_g or a profile as memory. ``json_ok``:
-    ``text`` is one JSON object, as a profile may be written.
+    ("Summarize these events ... - saw Ana"), leave JSON behind ('... in January."]}'), run on into tokens of
+    another script ("фика") or say one thing over and over. Kept, any of these would be read back from S_g or a
+    profile as memory. ``json_ok``: ``text`` is one JSON object, as a profile may be written.
     """
     said = ' '.join(text.split()).lower()
     if any(' '.join(i.split()[:3]).lower() in said for i in instructions if i.strip()):
         return 'model summary repeats its instruction'
     if not json_ok and _JSON_RESIDUE.search(text):
         return 'model summary is not prose (JSON left in it)'
+    parts = [' '.join(_WORD.findall(x.lower())) for x in re.split(r'[.!?]+', text)]
+    parts = [x for x in parts if x]
+    if len(parts) != len(set(parts)):
+        return 'model summary repeats itself'
     foreign = sorted({c for c in text if c.isalpha() and ord(c) > 0x24F and c not in sources})
     if foreign:
         return f'model summary has letters its texts lack ({"".join(foreign[:5])})'
