@@ -202,3 +202,10 @@ def test_extractive_summary_is_bounded_deterministic_and_labelled():
     assert ExtractiveSummarizer().profile('<face_2>', other + ['<face_2> is called Ana.'],
                                           Profile('<face_2>', name='Sofia'), 40).name == 'Sofia'
     assert upd.attributes['occupation'] == 'nurse' and upd.producer == EXTRACTIVE
+    # who was in view is no persona: with nothing but events about the person, the profile keeps the one it has
+    seen = ['saw <face_3>, <face_1>; kitchen', 'saw <face_1> talking; heard "Robot, here is my cousin Astrid."']
+    upd = ExtractiveSummarizer().profile('<face_1>', seen, Profile('<face_1>', name='Giulia'), 40)
+    assert upd.summary == '' and 'persona' not in upd.attributes
+    upd = ExtractiveSummarizer().profile('<face_1>', seen + ['Giulia works as a pilot.'],
+                                         Profile('<face_1>', name='Giulia'), 40)
+    assert upd.summary == 'Giulia works as a pilot.'

@@ -117,7 +117,10 @@ class ExtractiveSummarizer:
         return Summary(extract(texts, max_tokens) or '(no content)', EXTRACTIVE)
 
     def profile(self, face_id: str, texts: Sequence[str], profile: Profile, max_tokens: int) -> ProfileUpdate:
-        """Name, preferences, occupation by pattern; a persona from the facts (else sentences) naming the person."""
+        """Name, preferences, occupation by pattern; a persona from the facts (else sentences) naming the person.
+
+        No persona ('') when nothing but events names them: the profile keeps the one it has.
+        """
         joined = ' '.join(texts)
         attrs = dict(profile.attributes)
         name = profile.name or named_in(face_id, texts)
@@ -129,9 +132,11 @@ class ExtractiveSummarizer:
         if job:
             attrs['occupation'] = job.group(1).strip()
         # the facts that name the person say who they are; the events' "saw <face_1>, <face_3>" only who was there
+        # what was seen ("saw <face_1> talking") tells nothing of who they are: with no fact about them, the persona
+        # waits (a persona of event clauses read back as what the person is like)
         facts = [t for t in texts if not _EVENT.match(t) and names_person(t, face_id, name)]
-        about = [s for s in sentences(texts) if names_person(s, face_id, name)]
-        persona = extract(facts or about or list(texts), max_tokens)
+        about = [s for s in sentences(texts) if not _EVENT.match(s) and names_person(s, face_id, name)]
+        persona = extract(facts or about, max_tokens)
         if persona:
             attrs['persona'] = persona
         return ProfileUpdate(summary=persona, attributes=attrs, name=name, producer=EXTRACTIVE)
