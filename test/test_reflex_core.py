@@ -728,6 +728,11 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert not sleep.town_heard('Ana comes from the cafe.', 'Kwame, the new cafe was an absolute mess.')
     assert sleep.town_heard('Ana comes from Osaka.', 'Osaka is where I was born.')
     assert sleep.town_heard('Ana comes from the Netherlands.', "I'm from the Netherlands.")
+    # the words said, cut short, are no fact
+    clip = SegmentInput(segment_id=7, start=0, end=1, transcript='Bimblo F2 now.', face_ids=['<face_3>'],
+                        speaker_face='<face_3>')
+    assert sleep.heard_facts(['Bimblo F2.', '<face_3> said bimblo.'], clip) == (['<face_3> said bimblo.'],
+                                                                                ['Bimblo F2.'])
     # a fact that opens with the list of people in view copies who was there: about nobody
     radio = SegmentInput(segment_id=7, start=0, end=1, transcript='Snow is forecast for the mountains on Saturday.',
                          face_ids=['<face_1>', '<face_2>'])

@@ -235,7 +235,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     word is a name only where an introduction gives it ("I'm April"), and a name the words only call out ("Sofia, I
     really enjoyed the cafe.") is the one addressed, given to nobody. A hometown fact needs its town said as one
     (:func:`town_heard`). A fact that opens with a list of people ("<face_1>, <face_2> is forecast for the
-    mountains.", after a weather report) copies who was in view and is about nobody.
+    mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
+    anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact.
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
@@ -248,7 +249,7 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
         words |= {n.lower() for n in _CALLED.findall(fact)}
         given = _NAMED.findall(fact)
-        ok = (not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
+        ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance)
