@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.grounding import (asks, evidence, face_names, holds_only_a_question, is_quote_question,
-                                                 reply_problem, said_by, speakable)
+                                                 names_in, reply_problem, said_by, speakable)
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem
 
 
@@ -45,6 +45,9 @@ def test_grounded_reply_passes() -> None:
     # a name the memories hold (a profile's) or the question says is no invention
     assert reply_problem("Maria walks her dog every morning at seven.", 'When does Maria walk the dog?', MEMORIES) == ''
     assert reply_problem("Bo's battery is charging in the kitchen.", "Where is Bo's spare battery?", MEMORIES) == ''
+    # a quote opens with a capital: no name
+    assert names_in('Maria said: "The battery is charging." I heard: Nothing else.') == set()
+    assert names_in("The man on the radio said: \"And so my fellow Americans.\"") == {'americans'}
     # without retrieved facts there is nothing to check the content against
     assert reply_problem('Hello there, nice to meet you.', 'hi robot', MEMORIES[:1]) == ''
 

@@ -279,7 +279,8 @@ def names_in(text: str) -> set[str]:
     "Yar's thermos is in the basket." names "yar"; "The keys are with Ana." names "ana"; "Lunch is at ten." none.
     """
     names: set[str] = set()
-    for sentence in re.split(r'(?<=[.!?])\s+', text.strip()):
+    # a quote or what follows a colon opens with a capital too ('The man said: "And so ..."')
+    for sentence in re.split(r'(?<=[.!?:])\s+|\s*"\s*', text.strip()):
         words = re.findall(r"[A-Za-z]+(?:'s)?", sentence)
         for i, w in enumerate(words):
             if w[0].isupper() and w != 'I' and (i > 0 or w.endswith("'s")):
