@@ -167,7 +167,8 @@ class ResponseConfig:
                                         'no repeated sentence, says something the memories hold (those of the '
                                         'person asked about, when the question names one), no confirmation in answer '
                                         'to a question, no "I don\'t remember that." when a retrieved memory '
-                                        'answers); when it fails, quote the closest retrieved memory that answers '
+                                        'answers, no name that neither the question nor the memories say); when it '
+                                        'fails, quote the closest retrieved memory that answers '
                                         'the question, or say "I don\'t know." when none does, and note why in the '
                                         'Action.')
     retry_beams: int = param(4, 'When the greedy reply to a question fails the grounding check (and none of it was '
@@ -178,7 +179,9 @@ class ResponseConfig:
     recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
                                          '"recent:<segment>"), so what was said a moment ago can be recalled before '
                                          'the sleep-time memory pass has stored it (on a CPU it can lag minutes '
-                                         'behind a busy conversation). Each is embedded once, when kept.', min=0)
+                                         'behind a busy conversation). Each is embedded once, when kept, and keeps '
+                                         'the time it was said: it stays a candidate after it is stored, and a fact '
+                                         'stored since is the newer.', min=0)
     grounding_min_overlap: float = param(0.5, 'Fraction of the reply\'s new content words (not in the question) that '
                                               'must occur in the retrieved memories.', min=0.0, max=1.0)
     sg_max_tokens: int = param(96, 'The response prompt reads the newest part of S_g up to this many tokens (0: all '
