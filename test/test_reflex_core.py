@@ -877,6 +877,8 @@ def test_recent_interactions_are_recalled_before_consolidation(engine):
     from lightomni_ros.core.text import fmt_time
     assert engine.recent[0][0].said == fmt_time(203.0, engine.tz)
     assert engine.recent_candidates('where is my passport?')[0].said == fmt_time(203.0, engine.tz)
+    # the Action says which of the retrieved memories the response prompt showed
+    assert 'recent:20' in d.shown_ids and set(d.shown_ids) <= set(d.memory_ids)
 
 
 def test_a_reply_that_fails_the_grounding_check_is_never_said(engine, monkeypatch):

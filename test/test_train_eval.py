@@ -136,6 +136,22 @@ def test_answer_and_decision_scores() -> None:
     assert d['missed_by_kind'] == {'ask_event/clean': 1}
 
 
+def test_records_show_the_texts_of_the_memories_a_prompt_showed() -> None:
+    import collections
+    from types import SimpleNamespace
+
+    from lightomni_ros.core.reflex.types import MemoryItem, Retrieved
+
+    got = Retrieved(profiles=[MemoryItem('profile:<face_1>', '<face_1> is Ana')],
+                    semantic=[MemoryItem('semantic:3', 'The keys are in the drawer.')])
+    mem = A.RecordingMemory(SimpleNamespace(query=lambda q: got))
+    mem.query(SimpleNamespace(k_semantic=4, k_episodic=2))
+    engine = SimpleNamespace(recent=collections.deque([(MemoryItem('recent:7', '<face_1> said: hello'), None, 1.0)]))
+    assert A._shown(['profile:<face_1>', 'semantic:3', 'recent:7'], mem, engine) == [
+        '<face_1> is Ana', 'The keys are in the drawer.', '<face_1> said: hello']
+    assert mem.refs == ['semantic:3'] and mem.last == ['<face_1> is Ana', 'The keys are in the drawer.']
+
+
 def test_time_range_scoring():
     def w(found, spans, reply='', events=()):
         return A.WindowRun(question='q', start=100.0, end=200.0, found=found, spans=list(spans), reply=reply,

@@ -73,7 +73,7 @@ class AgentAction(Decision):
         fields = {f.name: getattr(d, f.name) for f in dataclasses.fields(Decision)}
         fields.update(response=d.response if d.speak else '', response_source=d.response_source if d.speak else '',
                       memory_ids=list(d.memory_ids), latency_ms=dict(d.latency_ms), notes=list(d.notes),
-                      chunks=list(d.chunks))
+                      chunks=list(d.chunks), shown_ids=list(d.shown_ids))
         return cls(**fields, source=source, speech_end=speech_end, t=t, compute_ms=compute_ms)
 
 

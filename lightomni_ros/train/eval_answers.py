@@ -81,6 +81,7 @@ class SegmentRun:
     notes: list[str] = field(default_factory=list)
     p_speech: float = 0.0
     seconds: float = 0.0      # the decision and its reply, warm (one model call at a time)
+    shown: list[str] = field(default_factory=list)          # texts the response prompt showed (Decision.shown_ids)
 
 
 def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
@@ -257,10 +258,12 @@ class RecordingMemory:
         self.inner = inner
         self.last: list[str] = []
         self.refs: list[str] = []          # entry refs ("episodic:12") of the last search
+        self.texts: dict[str, str] = {}    # ref -> text of everything the last search returned
 
     def query(self, q: Any) -> Any:
         """Forward and remember the texts."""
         got = self.inner.query(q)
+        self.texts = {m.ref: m.text for m in got.items}
         if q.k_semantic or q.k_episodic:
             self.last = [m.text for m in got.items]
             self.refs = [m.ref for m in got.semantic + got.episodic]
@@ -297,7 +300,7 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
         for rec in records:
             sid += 1
             seg = segment_input(rec, sid)
-            rec_mem.last = []
+            rec_mem.last, rec_mem.texts = [], {}
             if rec['noise']:
                 recent = list(engine.recent)
                 t0 = time.perf_counter()
@@ -307,17 +310,18 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
                 engine.recent.extend(recent)
                 runs.append(SegmentRun(rec, d.speak, d.response if d.speak else '', d.response_source if d.speak
                                        else '', list(rec_mem.last) + _recent(engine), None, list(d.notes),
-                                       d.p_speech, took))
+                                       d.p_speech, took, _shown(d.shown_ids, rec_mem, engine)))
             else:
                 agent.advance(seg.start)
                 t0 = time.perf_counter()
                 act = agent.answer(seg)
                 took = time.perf_counter() - t0
                 memories = list(rec_mem.last) + _recent(engine)
+                shown = _shown(act.shown_ids, rec_mem, engine)
                 ev = agent.advance(seg.end + 1.0)
                 topic = next((t for _, t in ev.topics if t.segment_id == sid), None)
                 runs.append(SegmentRun(rec, act.speak, act.response, act.response_source, memories, topic,
-                                       list(act.notes), act.p_speech, took))
+                                       list(act.notes), act.p_speech, took, shown))
             if progress is not None:
                 progress.update(1)
         if windows is not None and records:
@@ -329,6 +333,12 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
 
 def _recent(engine: Any) -> list[str]:
     return [r[0].text for r in engine.recent]
+
+
+def _shown(refs: Sequence[str], rec_mem: RecordingMemory, engine: Any) -> list[str]:
+    """The texts of the memories a response prompt showed (the search's, or recent interactions)."""
+    texts = {**rec_mem.texts, **{m.ref: m.text for m, _, _ in engine.recent}}
+    return [texts.get(ref, ref) for ref in refs]
 
 
 def window_questions(records: Sequence[dict[str, Any]]) -> list[tuple[str, float, float]]:
@@ -483,7 +493,8 @@ def register_area(areas: argparse._SubParsersAction) -> None:
     a.add_argument('--data', default=None, help='held-out split folder (default: regenerate it in the cache)')
     a.add_argument('--json', dest='json_path', default=None, help='write the figures to this JSON file')
     a.add_argument('--records', default=None, metavar='JSONL',
-                   help='write every segment (transcript, decision, reply, Topic) for error analysis')
+                   help='write every segment (transcript, decision, reply, the memories its prompt showed, Topic) '
+                        'for error analysis')
     a.add_argument('--streams', type=int, default=0, help='evaluate only the first N held-out streams (0: all)')
     a.add_argument('--skip-streams', type=int, default=0, metavar='N',
                    help='start after the first N held-out streams (a check on streams not looked at before)')
@@ -522,7 +533,7 @@ def run(args: argparse.Namespace) -> int:
             'topic': None if r.topic is None else {'semantic': r.topic.semantic, 'remembered': r.topic.remembered,
                                                    'visual': r.topic.visual, 'producer': r.topic.producer},
             'gold_topic': r.record.get('topic'), 'notes': r.notes,
-            'memories': r.memories}) + '\n' for r in runs) + ''.join(json.dumps({
+            'memories': r.memories, 'shown': r.shown}) + '\n' for r in runs) + ''.join(json.dumps({
                 'kind': 'window_question', 'text': w.question, 'response': w.reply, 'response_source': w.source,
                 'gold_events': w.events, 'window_read': w.found}) + '\n' for w in windows))
         print(f'  records: {args.records}')

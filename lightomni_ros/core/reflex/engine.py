@@ -640,6 +640,7 @@ class ReflexEngine:
                 if search:
                     memories += self.recent_candidates(seg.utterance, out.text_embedding, window)
             response, source = '', ''
+            shown: list[MemoryItem] = []
             rc = self.cfgs.response
             robot_names = wake_words(self.cfgs.latent.wake_words)
 
@@ -689,7 +690,7 @@ class ReflexEngine:
                 response, source = self._recall(seg, memories, window, notes, lat)
             if speak and not response:
                 t0 = time.perf_counter()
-                context = self.response_memories(memories, seg)
+                context = shown = self.response_memories(memories, seg)
                 response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
@@ -751,7 +752,8 @@ class ReflexEngine:
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
-                        reminders=reminders, sg_version=sg_version, chunks=stream.chunks)
+                        reminders=reminders, sg_version=sg_version, chunks=stream.chunks,
+                        shown_ids=[m.ref for m in shown])
 
     def _retry(self, seg: SegmentInput, shown: list[MemoryItem], reply: str, problem: str,
                check: Callable[[str], str], notes: list[str]) -> tuple[str, str]:

@@ -186,3 +186,5 @@ class Decision:
     sg_version: int = 0
     #: the spoken response in the pieces it was published in (the first sentence as soon as it was ready)
     chunks: list[SpeechChunk] = field(default_factory=list)
+    #: the memories the response prompt showed (refs; a subset of ``memory_ids``), for diagnosing a reply
+    shown_ids: list[str] = field(default_factory=list)
