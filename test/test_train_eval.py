@@ -144,8 +144,10 @@ def test_records_show_the_texts_of_the_memories_a_prompt_showed() -> None:
 
     got = Retrieved(profiles=[MemoryItem('profile:<face_1>', '<face_1> is Ana')],
                     semantic=[MemoryItem('semantic:3', 'The keys are in the drawer.')])
-    mem = A.RecordingMemory(SimpleNamespace(query=lambda q: got))
+    only_profiles = Retrieved(profiles=[MemoryItem('profile:<face_2>', '<face_2>')])
+    mem = A.RecordingMemory(SimpleNamespace(query=lambda q: got if q.k_semantic else only_profiles))
     mem.query(SimpleNamespace(k_semantic=4, k_episodic=2))
+    mem.query(SimpleNamespace(k_semantic=0, k_episodic=0))     # sleep-time work naming faces: the search stays
     engine = SimpleNamespace(recent=collections.deque([(MemoryItem('recent:7', '<face_1> said: hello'), None, 1.0)]))
     assert A._shown(['profile:<face_1>', 'semantic:3', 'recent:7'], mem, engine) == [
         '<face_1> is Ana', 'The keys are in the drawer.', '<face_1> said: hello']

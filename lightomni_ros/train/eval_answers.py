@@ -263,8 +263,8 @@ class RecordingMemory:
     def query(self, q: Any) -> Any:
         """Forward and remember the texts."""
         got = self.inner.query(q)
-        self.texts = {m.ref: m.text for m in got.items}
-        if q.k_semantic or q.k_episodic:
+        if q.k_semantic or q.k_episodic:      # a search; a lookup of profiles (sleep-time naming) keeps it
+            self.texts = {m.ref: m.text for m in got.items}
             self.last = [m.text for m in got.items]
             self.refs = [m.ref for m in got.semantic + got.episodic]
         return got
