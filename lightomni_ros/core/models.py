@@ -104,10 +104,18 @@ def package_dir(package: str) -> pathlib.Path | None:
     return pathlib.Path(list(spec.submodule_search_locations)[0])
 
 
+def holds_trained_set(path: pathlib.Path) -> bool:
+    """Whether ``path`` holds a set of weights trained by ``lightomni train`` (its ``TRAINING.json`` marks it).
+
+    The one rule by which the reflex engine picks a backbone's own set, the doctor checks it and the resolver tells
+    it from a model pack.
+    """
+    return (path / 'TRAINING.json').is_file()
+
+
 def _trained_set_only(path: pathlib.Path) -> bool:
     """A ``<pack>/`` folder holding only weights trained here for that pack (``models/gemma-3-270m/``), no pack."""
-    return (path / 'TRAINING.json').is_file() and not (path / 'config.json').is_file() \
-        and not any(path.glob('*.gguf'))
+    return holds_trained_set(path) and not (path / 'config.json').is_file() and not any(path.glob('*.gguf'))
 
 
 class ModelResolver:
@@ -186,4 +194,5 @@ def cache_dir() -> pathlib.Path:
 
 
 __all__ = ['ROLES', 'ModelRole', 'ModelsConfig', 'ModelResolver', 'ResolvedModel', 'ModelNotFoundError',
+           'holds_trained_set',
            'package_dir', 'cache_dir', 'content_key', 'SPLIT_PACKAGES', 'joined_pack']

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import pathlib
 
-from lightomni_ros.core.models import ROLES
+from lightomni_ros.core.models import ROLES, holds_trained_set
 
 #: files written by training, relative to the models folder
 SHIPPED = ('reflex_heads.safetensors', 'adapters/reaction/adapter_config.json',
@@ -29,11 +29,11 @@ def shipped_models_dir(pack: str = '') -> pathlib.Path:
 def shipped_sets() -> list[pathlib.Path]:
     """Every shipped set of trained weights: ``models/`` and each ``models/<pack>/`` the reflex engine would load.
 
-    A set is recognised as :func:`~lightomni_ros.core.reflex.adapters.project_models_dirs` recognises it (its
-    ``TRAINING.json``), so the doctor checks exactly the sets the node may use.
+    A set is recognised by :func:`~lightomni_ros.core.models.holds_trained_set`, the rule the reflex engine picks
+    sets by, so the doctor checks exactly the sets the node may use.
     """
     base = _models_root()
-    return [base] + sorted(d for d in base.iterdir() if (d / 'TRAINING.json').is_file()) if base.is_dir() else [base]
+    return [base] + sorted(d for d in base.iterdir() if holds_trained_set(d)) if base.is_dir() else [base]
 
 
 def _models_root() -> pathlib.Path:

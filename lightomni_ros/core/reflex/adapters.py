@@ -16,6 +16,7 @@ from typing import Iterator
 
 import torch
 
+from ..models import holds_trained_set
 from .config import AdapterConfig
 
 log = logging.getLogger('lightomni.reflex')
@@ -48,7 +49,7 @@ def project_models_dirs(models_dir: str | pathlib.Path | None, backbone: str = '
     except Exception:  # noqa: BLE001 - not installed through ament: the source tree's folder
         pass
     out.append(pathlib.Path(__file__).resolve().parents[3] / 'models')
-    out = [d / backbone if backbone and (d / backbone / 'TRAINING.json').is_file() else d for d in out]
+    out = [d / backbone if backbone and holds_trained_set(d / backbone) else d for d in out]
     return list(dict.fromkeys(out))
 
 

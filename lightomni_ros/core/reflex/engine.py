@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import collections
 import contextlib
+import dataclasses
 import datetime as _dt
 import logging
 import re
@@ -539,8 +540,8 @@ class ReflexEngine:
         # ("a young, talented musician known for his love of pizza") that would be recalled as truth
         new = unsupported(text, ask)
         # a profile may come as one JSON object of attributes; JSON anywhere else is residue of the memory JSON
-        whole = req.mode == PROFILE and text.lstrip().startswith('{') and parse_json_object(text) is not None
-        unfit = prose_problem(text, instructions, ask, json_ok=whole)
+        obj = parse_json_object(text) if req.mode == PROFILE else None
+        unfit = prose_problem(text, instructions, ask, json_ok=obj is not None and text.lstrip().startswith('{'))
         if interrupted:
             out.problem = 'pre-empted'
         elif self.backbone.test_model:
@@ -559,8 +560,7 @@ class ReflexEngine:
             out.summary, out.producer = '', ''
             return out
         if req.mode == PROFILE:
-            obj = parse_json_object(text) or {}
-            out.attributes = {k: str(v) for k, v in obj.items() if isinstance(v, (str, int, float))}
+            out.attributes = {k: str(v) for k, v in (obj or {}).items() if isinstance(v, (str, int, float))}
             out.attributes.setdefault('persona', out.summary)
         return out
 
@@ -822,7 +822,7 @@ class ReflexEngine:
         if not items or not question:
             return []
         q = self.embedder.embed([question])[0] if q is None else q
-        return [MemoryItem(m.ref, m.text, float(v @ q), said=m.said) for m, v in items]
+        return [dataclasses.replace(m, score=float(v @ q)) for m, v in items]
 
     def response_memories(self, memories: list[MemoryItem], seg: SegmentInput | None = None) -> list[MemoryItem]:
         """What the response prompt shows: up to ``response.max_memories`` entries and the profiles that name them.
