@@ -48,6 +48,9 @@ def test_grounded_reply_passes() -> None:
     # a quote opens with a capital: no name
     assert names_in('Maria said: "The battery is charging." I heard: Nothing else.') == set()
     assert names_in("The man on the radio said: \"And so my fellow Americans.\"") == {'americans'}
+    # a function word opening an unquoted quote, or a letter of a code, is no name either
+    assert names_in('The man in the video said, Where did he go?') == set()
+    assert names_in('He said: Bimblo F2 now, Ana.') == {'ana'}
     # without retrieved facts there is nothing to check the content against
     assert reply_problem('Hello there, nice to meet you.', 'hi robot', MEMORIES[:1]) == ''
 

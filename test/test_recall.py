@@ -13,7 +13,7 @@ from lightomni_ros.core.agent import AgentConfigs, LightOmni
 from lightomni_ros.core.consolidation.config import ConsolidationConfig
 from lightomni_ros.core.consolidation.runtime import ConsolidationConfigs
 from lightomni_ros.core.reflex.config import BackboneConfig, ExportConfig
-from lightomni_ros.core.reflex.recall import is_summary_question, summary_answer, told, window_events
+from lightomni_ros.core.reflex.recall import clip_quote, is_summary_question, summary_answer, told, window_events
 from lightomni_ros.core.reflex.runtime import ReflexConfigs
 from lightomni_ros.core.reflex.types import MemoryItem
 from lightomni_ros.core.topic import TopicData
@@ -53,10 +53,35 @@ def test_summary_questions_are_told_apart() -> None:
     assert is_summary_question('what did we do yesterday') and is_summary_question('How was my afternoon?')
     assert not is_summary_question('where did I put my keys this morning?')
     assert summary_answer(['09:00 a', '10:30 b'], 'this morning') == 'This morning: at 09:00 a; then at 10:30 b.'
-    # a time is said when it changes
-    assert summary_answer(['18:51 Ana said "hi."', '18:51 Bob said "yes."', '18:52 c', 'd'], 'today') == \
-        'Today: at 18:51 Ana said "hi."; then Bob said "yes."; then at 18:52 c; then d.'
+    # a time is said when a new stretch starts, not for every minute
+    assert summary_answer(['18:51 Ana said "hi."', '18:51 Bob said "yes."', '18:52 c', 'd', '19:30 e'], 'today') == \
+        'Today: at 18:51 Ana said "hi."; then Bob said "yes."; then c; then d; then at 19:30 e.'
     assert summary_answer([], 'yesterday') == 'I do not remember anything yesterday.'
+
+
+def test_a_spoken_summary_tells_each_event_briefly_and_whole() -> None:
+    # a named speaker's introduction of their name is said once, as the speaker; the request framing goes too
+    assert summary_answer(['09:00 Joe said "My name is Joe. Remember that my keys are in the blue drawer."'],
+                          'today') == 'Today: at 09:00 Joe said "My keys are in the blue drawer."'
+    assert summary_answer(['09:00 Joe said "I\'m Joe."'], 'today') == 'Today: at 09:00 Joe said "I\'m Joe."'
+    assert summary_answer(['09:00 someone said "I\'m Joe, hi."'], 'today') == \
+        'Today: at 09:00 someone said "I\'m Joe, hi."'
+    # one speaker's quotes of one stretch are one event; unknown people ("someone") are never merged
+    radio = ['09:00 an unseen speaker said "Rain tomorrow."', '09:01 an unseen speaker said "Then sun."',
+             '09:01 someone said "Hi."', '09:01 someone said "Yes."']
+    assert summary_answer(radio, 'today') == ('Today: at 09:00 an unseen speaker said "Rain tomorrow." and '
+                                              '"Then sun."; then someone said "Hi."; then someone said "Yes."')
+    # a long quote ends after a whole clause, never inside an open quote
+    long = ('09:00 Olek said "I just moved in, my torch is in the green basket and the radio is on the shelf next '
+            'to the window."')
+    answer = summary_answer([long], 'today', max_words=14)
+    assert answer == 'Today: at 09:00 Olek said "I just moved in, my torch is in the green basket and ..."'
+    assert answer.count('"') % 2 == 0
+    assert clip_quote('The trip is off, sadly, because of the storm over the hills tonight.', 8) == \
+        'The trip is off, sadly ...'
+    assert clip_quote('Ferries are cancelled because of strong winds from the north tonight.', 6) == \
+        'Ferries are cancelled because of strong ...'
+    assert clip_quote('Short one.', 6) == 'Short one.'
 
 
 def test_a_summary_tells_who_said_what_and_puts_statements_first() -> None:

@@ -140,11 +140,17 @@ def gist(words: str) -> str:
     return rest[:1].upper() + rest[1:] if rest and rest != words else words
 
 
+def clipped(text: str, max_words: int) -> str:
+    """The first ``max_words`` words of ``text``, with " ..." when some are left out."""
+    words = text.split()
+    return ' '.join(words[:max_words]) + (' ...' if len(words) > max_words else '')
+
+
 def fmt_time(t: float, tz: _dt.tzinfo | None = None) -> str:
     """Render an epoch time as ``YYYY-MM-DD HH:MM:SS`` in ``tz`` (local time when None), as memory writes times."""
     return _dt.datetime.fromtimestamp(t, tz).strftime('%Y-%m-%d %H:%M:%S')
 
 
-__all__ = ['CALENDAR_WORDS', 'fmt_time', 'TOWN_BEFORE', 'names_a_place', 'gist', 'sentences', 'unaddressed',
+__all__ = ['CALENDAR_WORDS', 'clipped', 'fmt_time', 'TOWN_BEFORE', 'names_a_place', 'gist', 'sentences', 'unaddressed',
            'introduced_name', 'introduced_other', 'named_in',
            'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

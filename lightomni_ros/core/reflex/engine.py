@@ -27,7 +27,7 @@ import torch
 from ..embedding import EmbedderMismatch, EmbeddingConfig, TextEmbedder, embedder_id, text_embedder
 from ..models import ModelResolver
 from ..summary import MERGE, PROFILE, SummaryRequest, SummaryResult
-from ..text import fmt_time, introduced_name, introduced_other, named_in, names_person
+from ..text import clipped, fmt_time, introduced_name, introduced_other, named_in, names_person
 from ..timeparse import TimeWindow, find_window
 from ..topic import TopicData
 from . import generation as gen
@@ -719,7 +719,7 @@ class ReflexEngine:
                         notes.append(f'reply cut to its first sentence: {problem}')
                         response = stream.spoken
                     elif quote:
-                        notes.append(f'extractive: {problem}')
+                        notes.append(f'extractive: {problem}; the model\'s reply: "{clipped(response, 24)}"')
                         response, source = quote, 'extractive'
                     elif unsure:
                         notes.append('confirmed: the heads searched, but the words ask nothing and no memory answers')
@@ -785,7 +785,7 @@ class ReflexEngine:
         if response and not problem and not (events and is_refusal(response)):
             return response, 'generated'
         why = problem or ('a refusal, with events remembered' if response else 'empty response from the model')
-        notes.append(f'extractive: {why} (events of {window.phrase})')
+        notes.append(f'extractive: {why} (events of {window.phrase}); the model\'s reply: "{clipped(response, 24)}"')
         return summary_answer(events, window.phrase), 'extractive'
 
     def people_reply(self, seg: SegmentInput) -> str:

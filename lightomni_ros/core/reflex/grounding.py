@@ -277,14 +277,16 @@ def names_in(text: str) -> set[str]:
     """The names ``text`` says (lower case): capitalised words inside a sentence, and an opening one's possessive.
 
     "Yar's thermos is in the basket." names "yar"; "The keys are with Ana." names "ana"; "Lunch is at ten." none.
+    A function word ('said, "Where ...') or a letter of a code ("F2") is no name.
     """
     names: set[str] = set()
     # a quote or what follows a colon opens with a capital too ('The man said: "And so ..."')
     for sentence in re.split(r'(?<=[.!?:])\s+|\s*"\s*', text.strip()):
         words = re.findall(r"[A-Za-z]+(?:'s)?", sentence)
         for i, w in enumerate(words):
-            if w[0].isupper() and w != 'I' and (i > 0 or w.endswith("'s")):
-                names.add(w.removesuffix("'s").lower())
+            bare = w.removesuffix("'s")
+            if w[0].isupper() and len(bare) > 1 and bare.lower() not in _STOP and (i > 0 or w.endswith("'s")):
+                names.add(bare.lower())
     return names
 
 

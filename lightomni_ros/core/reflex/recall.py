@@ -13,7 +13,7 @@ import datetime as _dt
 import re
 from typing import Sequence
 
-from ..text import gist, unaddressed
+from ..text import clipped, gist, unaddressed
 from .types import MemoryItem, StateNode
 
 #: "what happened ...", "what did I do ...", "summarize ...", "how was my day", "tell me about this morning"
@@ -37,11 +37,6 @@ def window_nodes(nodes: Sequence[StateNode], start: float, end: float) -> list[S
 
 def _clock(t: float, tz: _dt.tzinfo | None) -> str:
     return _dt.datetime.fromtimestamp(t, tz).strftime('%H:%M')
-
-
-def _words(text: str, n: int) -> str:
-    w = text.split()
-    return ' '.join(w[:n]) + (' ...' if len(w) > n else '')
 
 
 def named(text: str, known: dict[str, str]) -> str:
@@ -139,26 +134,94 @@ def window_context(events: Sequence[str], phrase: str) -> str:
 
 
 #: the clock time an event of :func:`window_events` starts with
-_CLOCK = re.compile(r'^(\d\d:\d\d) ')
+_CLOCK = re.compile(r'^(\d\d):(\d\d) ')
+#: an event that quotes someone: who, the verb, the words
+_QUOTE = re.compile(r'^(?P<who>.+?) (?P<verb>said|typed) "(?P<words>.*)"$', re.S)
+#: a clause of a quote ends at a sentence end, or at a comma or semicolon before the next clause
+_CLAUSE_END = re.compile(r'(?<=[.!?,;])\s+')
+#: minutes between two clock times a summary says: within one stretch the order alone tells the time
+STRETCH_MINUTES = 5
+
+
+def _minutes(clock: str) -> int:
+    h, m = clock.split(':')
+    return int(h) * 60 + int(m)
+
+
+def _without_own_name(who: str, words: str) -> str:
+    """A quote without the speaker's introduction of their own name, which the summary says already.
+
+    'Mateo said "I'm Mateo, I just moved in."' -> 'I just moved in.'; a quote that is only the introduction is kept.
+    """
+    rest = re.sub(rf"^(?:(?:hi|hello|hey)[,!.]?\s+)?(?:i'm|i am|my name is|this is|call me) {re.escape(who)}\b"
+                  r"[,.!;]?\s*", '', words, flags=re.I)
+    return gist(rest[:1].upper() + rest[1:]) if rest and rest != words else words
+
+
+def clip_quote(words: str, max_words: int) -> str:
+    """At most ``max_words`` of a quote, cut after a whole clause where one fits, marked "..." when cut.
+
+    A quote cut mid-clause ("my torch is in the green") tells less than one cut before it and reads as broken.
+    """
+    if len(words.split()) <= max_words:
+        return words
+    kept = ''
+    for clause_end in _CLAUSE_END.finditer(words):
+        head = words[:clause_end.start()]
+        if len(head.split()) > max_words:
+            break
+        kept = head
+    if len(kept.split()) * 2 < max_words:     # no clause fits, or only a short one: the words themselves
+        kept = ' '.join(words.split()[:max_words])
+    return kept.rstrip(',;:') + ' ...' if not kept.endswith(('.', '!', '?')) else kept
+
+
+def _event(text: str) -> tuple[str, str, str]:
+    """(who, verb, words) of an event that quotes someone; ('', '', text) for another."""
+    m = _QUOTE.match(text)
+    if not m:
+        return '', '', text
+    who, verb = m.group('who'), m.group('verb')
+    words = _without_own_name(who, m.group('words').strip()) if who not in ('someone', 'an unseen speaker') \
+        else m.group('words').strip()
+    return who, verb, words
 
 
 def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> str:
     """The main events of a window in order, in a sentence the robot can say (no model: used when none is).
 
-    A clock time is said when it changes ("at 09:00 Ana said ...; then Bob said ...; then at 10:30 ..."): events of
-    the same minute read as one stretch, not as a list of time stamps.
+    A clock time is said when a new stretch starts (:data:`STRETCH_MINUTES` after the last one said): "at 09:00 Ana
+    said ...; then Bob said ...; then at 10:30 ...". One speaker's consecutive quotes of one stretch are told as
+    one event ('Ana said "..." and "..."'); a named speaker's introduction of their own name is left out of the
+    quote (the name is said already); a long quote ends after a whole clause.
     """
     if not events:
         return f'I do not remember anything {phrase}.'
-    said, last = [], ''
+    told_: list[list] = []     # [clock said or '', who, verb, [quotes]] or [clock, '', '', [text]]
+    last = None
     for e in events:
         m = _CLOCK.match(e)
-        at = m.group(1) if m else ''
-        text = _words(e[m.end():] if m else e, max_words).rstrip('.')
-        said.append(f'at {at} {text}' if at and at != last else text)
-        last = at or last
-    return f'{phrase[0].upper()}{phrase[1:]}: ' + '; then '.join(said) + '.'
+        at = f'{m.group(1)}:{m.group(2)}' if m else ''
+        who, verb, words = _event(e[m.end():] if m else e)
+        new_stretch = bool(at) and (last is None or _minutes(at) - last >= STRETCH_MINUTES)
+        prev = told_[-1] if told_ else None
+        room = max_words - sum(len(q.split()) for q in prev[3]) if prev else 0
+        if prev and who and who != 'someone' and prev[1:3] == [who, verb] and not new_stretch and room >= 4:
+            prev[3].append(clip_quote(words, room))
+            continue
+        budget = max(4, max_words - len(who.split()) - 1) if who else max_words
+        told_.append([at if new_stretch else '', who, verb, [clip_quote(words, budget) if who
+                                                              else clipped(words, budget)]])
+        last = _minutes(at) if new_stretch else last
+    said = []
+    for at, who, verb, quotes in told_:
+        body = f'{who} {verb} ' + ' and '.join(f'"{q}"' for q in quotes) if who else \
+            quotes[0] if quotes[0].endswith('...') else quotes[0].rstrip('.')
+        said.append(f'at {at} {body}' if at else body)
+    told = '; then '.join(said)
+    # no second full stop after a quote's own ('..."in the drawer."')
+    return f'{phrase[0].upper()}{phrase[1:]}: {told}' + ('' if told.rstrip('"').endswith(('.', '!', '?')) else '.')
 
 
-__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer', 'names',
+__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer', 'clip_quote', 'names',
            'named', 'spread']
