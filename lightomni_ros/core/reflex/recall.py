@@ -197,31 +197,31 @@ def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> s
     """
     if not events:
         return f'I do not remember anything {phrase}.'
-    told_: list[list] = []     # [clock said or '', who, verb, [quotes]] or [clock, '', '', [text]]
+    events_: list[list] = []     # [clock said or '', who, verb, [quotes]] or [clock, '', '', [text]]
     last = None
     for e in events:
         m = _CLOCK.match(e)
         at = f'{m.group(1)}:{m.group(2)}' if m else ''
         who, verb, words = _event(e[m.end():] if m else e)
         new_stretch = bool(at) and (last is None or _minutes(at) - last >= STRETCH_MINUTES)
-        prev = told_[-1] if told_ else None
+        prev = events_[-1] if events_ else None
         room = max_words - sum(len(q.split()) for q in prev[3]) if prev else 0
         if prev and who and who != 'someone' and prev[1:3] == [who, verb] and not new_stretch and room >= 4:
             prev[3].append(clip_quote(words, room))
             continue
         budget = max(4, max_words - len(who.split()) - 1) if who else max_words
-        told_.append([at if new_stretch else '', who, verb, [clip_quote(words, budget) if who
-                                                              else clipped(words, budget)]])
+        quote = clip_quote(words, budget) if who else clipped(words, budget)
+        events_.append([at if new_stretch else '', who, verb, [quote]])
         last = _minutes(at) if new_stretch else last
     said = []
-    for at, who, verb, quotes in told_:
+    for at, who, verb, quotes in events_:
         body = f'{who} {verb} ' + ' and '.join(f'"{q}"' for q in quotes) if who else \
             quotes[0] if quotes[0].endswith('...') else quotes[0].rstrip('.')
         said.append(f'at {at} {body}' if at else body)
-    told = '; then '.join(said)
+    text = '; then '.join(said)
     # no second full stop after a quote's own ('..."in the drawer."')
-    return f'{phrase[0].upper()}{phrase[1:]}: {told}' + ('' if told.rstrip('"').endswith(('.', '!', '?')) else '.')
+    return f'{phrase[0].upper()}{phrase[1:]}: {text}' + ('' if text.rstrip('"').endswith(('.', '!', '?')) else '.')
 
 
-__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer', 'clip_quote', 'names',
-           'named', 'spread']
+__all__ = ['is_summary_question', 'window_nodes', 'window_events', 'told', 'window_context', 'summary_answer',
+           'clip_quote', 'names', 'named', 'spread']
