@@ -11,6 +11,7 @@ import pytest
 
 from lightomni_ros.core.reflex.answering import (answering, extractive_answer, leaves_out, misattributed, off_topic,
                                                  one_source, people_asked, unfounded_refusal, unquoted)
+from lightomni_ros.core.reflex.grounding import said_by
 from lightomni_ros.core.reflex.prompts import said_at
 from lightomni_ros.core.reflex.types import MemoryItem
 
@@ -155,6 +156,19 @@ def test_a_refusal_to_say_what_someone_said_stands_only_when_nothing_they_said_i
     assert unfounded_refusal(refuse, 'Robot, what did Ana say about the party?', mems, ROBOT) == ''
 
 
+def test_a_device_heard_while_people_were_in_view_is_a_voice_no_face_spoke_with() -> None:
+    # a TV heard with people in view is stored under its voice id; a voice that called the robot is a person's
+    mems = [MemoryItem('profile:<face_2>', '<face_2>'),
+            MemoryItem('semantic:1', '<voice_2> said: Okay robot, I react badly to shellfish.'),
+            MemoryItem('semantic:2', '<voice_1> said: The ferry to the island is cancelled.'),
+            MemoryItem('semantic:3', '<face_2> said: I celebrate my birthday in June.')]
+    q = 'Could you repeat what the television said?'
+    assert [m.ref for m in said_by(q, mems, strict=True, robot=ROBOT)] == ['profile:<face_2>', 'semantic:2']
+    assert unfounded_refusal("I don't remember that.", q, mems, ROBOT)
+    # without a device's voice there is nothing the TV said to quote
+    assert unfounded_refusal("I don't remember that.", q, [mems[0], mems[1], mems[3]], ROBOT) == ''
+
+
 def test_an_answer_to_what_someone_said_says_what_they_said() -> None:
     from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER
 
@@ -284,6 +298,19 @@ def test_a_claim_about_another_thing_than_the_one_asked_about_is_no_answer() -> 
     assert off_topic('You are Merak.', 'Robot, who am I?', mems, ROBOT) == ''
     assert off_topic('Merak said: hello.', 'Robot, what did Merak say?', mems, ROBOT) == ''
     assert off_topic("Merak's wallet is in the closet.", 'Merak put the book away.', mems, ROBOT) == ''
+
+
+def test_a_kind_of_thing_asked_for_is_answered_in_the_words_that_say_it() -> None:
+    mems = [MemoryItem('profile:<face_5>', '<face_5> is Giulia'),
+            MemoryItem('semantic:1', 'Giulia works as a nurse.'),
+            MemoryItem('semantic:2', 'Giulia has a cat called Miso.')]
+    q = "Robot, what is Giulia's profession?"
+    assert off_topic('Giulia works as a nurse.', q, mems, ROBOT) == ''
+    assert off_topic('Giulia has a cat called Miso.', q, mems, ROBOT) == \
+        'reply tells of none of what was asked about (profession)'
+    assert [m.ref for m in answering(q, mems, ROBOT)] == ['semantic:1']
+    assert unfounded_refusal("I don't know.", q, mems, ROBOT) == 'refused, but a memory tells of profession'
+    assert leaves_out('Giulia works as a nurse.', q, mems, ROBOT) == ''
 
 
 def test_what_a_radio_said_is_grounded_in_the_unseen_speaker_memories() -> None:

@@ -51,6 +51,12 @@ def test_grounded_reply_passes() -> None:
     # a function word opening an unquoted quote, or a letter of a code, is no name either
     assert names_in('The man in the video said, Where did he go?') == set()
     assert names_in('He said: Bimblo F2 now, Ana.') == {'ana'}
+
+
+def test_a_greeting_answers_no_question_from_nobody_new() -> None:
+    assert reply_problem('Nice to meet you, petrol prices will rise next week.', 'Robot, any news about petrol prices?',
+                         MEMORIES) == 'reply greets, but the question introduces nobody'
+    assert reply_problem('Nice to meet you, Ana.', "Hi robot, I'm Ana.", MEMORIES) == ''
     # without retrieved facts there is nothing to check the content against
     assert reply_problem('Hello there, nice to meet you.', 'hi robot', MEMORIES[:1]) == ''
 

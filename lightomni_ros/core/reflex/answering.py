@@ -128,7 +128,18 @@ def _asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str],
     people = people_asked(question, memories, ignore)
     skip = {w.lower() for w in ignore} | people | _ASKING
     topic = {stem(w): w for w in content_words(question if about is None else about) if w not in skip}
+    for word in list(topic.values()):
+        for other in _SAID_WITH.get(word, ()):
+            topic.setdefault(stem(other), word)
     return people, skip, topic
+
+
+#: a word that asks for a kind of thing, and the words an answer says it with: "what is Ana's profession?" is
+#: answered by "Ana works as a nurse.", "when is Bo's birthday?" by "Bo was born in May."
+_SAID_WITH: dict[str, tuple[str, ...]] = {
+    **dict.fromkeys(('profession', 'occupation', 'job', 'career', 'living'), ('work', 'job')),
+    'birthday': ('born',), 'hometown': ('come', 'raised', 'grew', 'born'), 'drink': ('order', 'orders'),
+    **dict.fromkeys(('hobby', 'hobbies', 'pastime'), ('free', 'spare', 'spend'))}
 
 
 def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
@@ -145,7 +156,8 @@ def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[st
     if not quote:
         return _answering(question, memories, ignore, question, False)
     about = _ABOUT_TOPIC.search(question)
-    found = _answering(question, said_by(question, memories), ignore, about.group(1) if about else '', True)
+    found = _answering(question, said_by(question, memories, robot=ignore), ignore, about.group(1) if about else '',
+                       True)
     return found or (_answering(question, memories, ignore, about.group(1), True) if about else [])
 
 
@@ -185,7 +197,7 @@ def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem],
     if not is_refusal(reply):
         return ''
     if is_quote_question(question):     # "what did the man on the radio say?": the speaker is what is asked about
-        named = said_by(question, memories, strict=True)
+        named = said_by(question, memories, strict=True, robot=ignore)
         if not _ABOUT_TOPIC.search(question) and not any(not m.ref.startswith('profile:') for m in named):
             return ''
         heard = answering(question, memories, ignore, quote=True)
@@ -197,7 +209,7 @@ def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem],
     if not found:
         return ''
     told = _stems(content_words(speakable(found[0].text, face_names(memories))))
-    return f'refused, but a memory tells of {", ".join(sorted(topic[s] for s in topic.keys() & told))}'
+    return f'refused, but a memory tells of {", ".join(sorted({topic[s] for s in topic.keys() & told}))}'
 
 
 def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
@@ -220,7 +232,7 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     about = [_about(speakable(m.text, names).lower()) for m in memories]
     # "what did the man on the radio say?": what the speaker it describes said, though no memory says "radio"
     heard = [] if people or not is_quote_question(question) else \
-        [m for m in said_by(question, memories, strict=True) if not m.ref.startswith('profile:')]
+        [m for m in said_by(question, memories, strict=True, robot=ignore) if not m.ref.startswith('profile:')]
     if people:
         # of what they hold, what tells of the thing asked about when any does: Merak's wallet in the closet does not
         # say where Merak put the umbrella
@@ -255,7 +267,7 @@ def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
     _, _, topic = _asked(question, memories, ignore)
     if not topic or topic.keys() & _stems(content_words(reply)):
         return ''
-    return f'reply tells of none of what was asked about ({", ".join(sorted(topic.values()))})'
+    return f'reply tells of none of what was asked about ({", ".join(sorted(set(topic.values())))})'
 
 
 def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
@@ -282,7 +294,7 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     said = set(topic) & set().union(*(_stems(content_words(m.text)) for m in answers))
     if not topic or said and said <= told:     # answers that say none of the topic back no reply
         return ''
-    left = sorted(topic[s] for s in said - told) or sorted(topic.values())
+    left = sorted({topic[s] for s in said - told}) or sorted(set(topic.values()))
     return f'reply leaves out what the answers say of {", ".join(left)}'
 
 
@@ -319,7 +331,7 @@ def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: 
     """
     if not reply.strip() or is_refusal(reply) or not is_quote_question(question):
         return ''
-    theirs = [m for m in said_by(question, memories, strict=True) if not m.ref.startswith('profile:')]
+    theirs = [m for m in said_by(question, memories, strict=True, robot=ignore) if not m.ref.startswith('profile:')]
     named = names_a_device(question) or people_asked(question, memories, ignore)
     if named and not theirs and not _ABOUT_TOPIC.search(question):
         return 'nothing the one asked about said is remembered'

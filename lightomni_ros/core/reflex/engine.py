@@ -681,8 +681,8 @@ class ReflexEngine:
                 source = 'template' if response else ''
             if speak and not response and self.cfgs.response.quote_questions and search \
                     and is_quote_question(seg.utterance):
-                response = extractive_answer(seg.utterance, said_by(seg.utterance, memories), self.embedder.embed,
-                                             robot_names)
+                response = extractive_answer(seg.utterance, said_by(seg.utterance, memories, robot=robot_names),
+                                             self.embedder.embed, robot_names)
                 if response:
                     source = 'extractive'
                     notes.append('extractive: a question about what was said')

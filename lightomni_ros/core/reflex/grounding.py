@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..text import introduced_name, introduced_other, names_a_place
+from ..text import introduced_name, introduced_other, names_a_place, unaddressed
 from .prompts import face_names
 from .types import UNSEEN_SPEAKER, MemoryItem
 
@@ -31,6 +31,8 @@ _FACE = re.compile(r'<face_\d+>')
 _SEGMENT_HEADER = re.compile(r'\[\d{1,2}:\d{2}, \d+ s\]')
 #: a voice id memory could not resolve to a face or a name (the unseen-speaker phrase after it says the rest)
 _VOICE = re.compile(r'<voice_\d+>(, )?')
+#: a memory of words said by a bare voice id: '<voice_1> said: ...' (a voice no face was seen speaking with)
+_VOICE_SAID = re.compile(r'<voice_\d+> said:')
 _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
 #: The robot's own earlier answer inside an episodic entry (always its last part): never evidence, never quoted.
 _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
@@ -94,12 +96,14 @@ def holds_only_a_question(text: str) -> bool:
     return bool(heard) and all(h.strip().endswith('?') for h in heard)
 
 
-def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False) -> list[MemoryItem]:
+def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False,
+            robot: Sequence[str] = ()) -> list[MemoryItem]:
     """The memories a quote question can be about (profiles are kept: they name the faces).
 
     Those of the person it names ("what did Joe say"), of an unseen speaker when it names a device ("the man on the
-    radio"), of people without a known name when it describes someone ("the man in the video"); all of them when it
-    does none of these or nothing matches (``strict``: none of them then).
+    radio"; else of a voice no face was seen speaking with, unless it called the robot by one of its names,
+    ``robot``: a device does not), of people without a known name when it describes someone ("the man in the
+    video"); all of them when it does none of these or nothing matches (``strict``: none of them then).
     """
     profiles = [m for m in memories if m.ref.startswith('profile:')]
     facts = [m for m in memories if not m.ref.startswith('profile:')]
@@ -109,13 +113,22 @@ def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False)
     if faces:
         keep = [m for m in facts if any(f in m.text for f in faces)]
     elif names_a_device(q):
-        keep = [m for m in facts if UNSEEN_SPEAKER in m.text]
+        # an unseen speaker's words; else a voice that no face was seen speaking with (a TV heard while people were
+        # in view is stored under its voice id, "<voice_1> said: ...", never under a face)
+        keep = [m for m in facts if UNSEEN_SPEAKER in m.text] or \
+            [m for m in facts if _VOICE_SAID.match(said_in(m)) and not calls(said_in(m), robot)]
     elif _DESCRIBED.search(q):
         # someone described, not named, while others have names: most likely a person the robot was not introduced to
         keep = [m for m in facts if any(f not in names for f in _FACE.findall(evidence(m.text)))]
     else:
         keep = []
     return profiles + (keep or ([] if strict else facts))
+
+
+def calls(said: str, robot: Sequence[str]) -> bool:
+    """Whether the words of a memory ('<voice_1> said: Okay robot, ...') open by calling the robot by a name."""
+    words = said.partition(' said: ')[2] or said
+    return bool(robot) and unaddressed(words, robot) != words
 
 
 def content_words(text: str) -> set[str]:
@@ -198,6 +211,8 @@ def asks_to_keep(utterance: str) -> bool:
 #: why a confirmation ("Okay, I will remember that.") is not spoken in answer to a question
 NO_ANSWER = 'a confirmation is no answer to a question'
 
+#: a reply that opens with a greeting: "Nice to meet you, ..."
+_OPENS_GREETING = re.compile(r"^(?:nice|good|glad|pleased|great) to meet you\b", re.I)
 #: a greeting by name: "Nice to meet you, Ana."
 _GREETS = re.compile(r"\b(?i:nice|good|glad|pleased|great) (?i:to meet you),?\s+([A-Z][\w'-]*)")
 
@@ -209,8 +224,12 @@ def greets_stranger(reply: str, utterance: str) -> str:
     in Dublin". A name the words say otherwise passes: speech recognition garbles the introductions the rules read
     ("robot im mateo i just moved in").
     """
+    introduced = {introduced_name(utterance), introduced_other(utterance)} - {''}
+    if _OPENS_GREETING.match(reply) and not introduced and asks(utterance):
+        # "Nice to meet you, petrol prices will rise ...": an answer to a question from nobody new greets no one
+        return 'reply greets, but the question introduces nobody'
     m = _GREETS.search(reply)
-    if not m or m.group(1) in {introduced_name(utterance), introduced_other(utterance)}:
+    if not m or m.group(1) in introduced:
         return ''
     name = m.group(1)
     if not re.search(rf"\b{re.escape(name)}\b", utterance, re.I) or names_a_place(name, utterance):
