@@ -743,6 +743,17 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
         due=15.0, text='stretch', face_id='')
 
 
+def test_a_fact_keeps_the_tense_it_was_told_in():
+    seg = SegmentInput(segment_id=4, start=0, end=1, transcript='Tomasz, I really enjoyed the power cut.',
+                       face_ids=['<face_2>'], speaker_face='<face_2>')
+    t = sleep.topic_from_reply(seg, '', '{"visual": "<face_2> talking", "semantic": ["<face_2> enjoys the power '
+                               'cut."]}')
+    assert t.semantic == ['<face_2> enjoyed the power cut.']
+    assert sleep.in_heard_tense('Ana loves tennis.', 'I loved tennis, I love it still.') == 'Ana loves tennis.'
+    assert sleep.in_heard_tense('Ana plays chess.', 'I love playing chess.') == 'Ana plays chess.'
+    assert sleep.in_heard_tense('Ana likes trains.', 'I trained hard.') == 'Ana likes trains.'
+
+
 def test_facts_name_the_people_memory_knows_or_the_pass_learned():
     seg = SegmentInput(segment_id=5, start=0, end=4, face_ids=['<face_3>', '<face_1>'], speaker_face='<face_3>',
                        transcript="Robot, I'm Freya, note that my laptop is under the bed and Joe's bike is outside.")

@@ -22,7 +22,7 @@ from ..text import TOWN_BEFORE, introduced_name, introduced_other, may_be_name, 
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import PERSON_ID, attributed, said_names, talkers
-from .grounding import asks, content_words, promises_to_keep, supported
+from .grounding import asks, content_words, promises_to_keep, stem, supported
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -258,6 +258,28 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     return kept, dropped
 
 
+def in_heard_tense(fact: str, said: str) -> str:
+    """``fact`` with its verb put back in the past tense the words said it in.
+
+    "I really enjoyed the power cut." tells of something past; the adapter's "Ana enjoys the power cut." states a
+    lasting taste nobody told. The fact's verb (the "-s" word after the person it opens with) becomes the "-ed" word
+    of the same stem that was said, unless the words also say the verb in the present ("I loved it, I love it still").
+    """
+    m = _FACT_VERB.match(fact)
+    if not m:
+        return fact
+    heard = set(re.findall(r"[a-z]+", said.lower()))
+    verb = m.group('verb')
+    was = {stem(w): w for w in heard if w.endswith('ed')}.get(stem(verb))
+    if not was or {verb, verb[:-1], verb.removesuffix('es')} & heard:
+        return fact
+    return fact[:m.start('verb')] + was + fact[m.end('verb'):]
+
+
+#: the verb of a fact about a person: "<face_2> enjoys ...", "Ingrid really enjoys ..."
+_FACT_VERB = re.compile(r"^(?:<(?:face|voice)_\d+>|[A-Z][\w'-]*)\s+(?:(?:really|always|also)\s+)?(?P<verb>[a-z]+s)\b")
+
+
 #: a naming fact: (the id, the name)
 CALLED_FACT = re.compile(r"^(<(?:face|voice)_\d+>) is called ([A-Z][\w'-]*)\.?$")
 
@@ -412,6 +434,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
+    semantic = [in_heard_tense(f, seg.utterance) for f in semantic]
     semantic, misattributed = attributed(semantic, seg, names)
     # the adapter names the speaker by id; a name memory knows, or the segment gives ("I'm Barack"), replaces it
     named = {**dict(introductions(seg)), **(names or {})}
