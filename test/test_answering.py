@@ -84,6 +84,13 @@ def test_a_claim_about_a_named_person_comes_from_their_memories() -> None:
     # nothing is known of Ana: any claim about her is unfounded; a statement to the robot asks nothing
     assert misattributed('Ana works as a nurse.', 'Robot, what does Ana do?', mems, ROBOT)
     assert misattributed('Okay, I will remember that.', 'Robot, remember that Ana is a nurse.', mems, ROBOT) == ''
+    # one person's fact told of another the robot knows is no answer; naming who said it is
+    both = mems + [MemoryItem('profile:<face_4>', '<face_4> is Noor'),
+                   MemoryItem('semantic:4', '<face_1> said: I train for badminton twice a week.')]
+    q = 'Robot, what does Kwame train for?'
+    assert misattributed('Noor trained for badminton twice a week.', q, both, ROBOT) == \
+        'reply tells of noor, not of kwame, whom the question asks about'
+    assert misattributed('Kwame trains for badminton twice a week.', q, both, ROBOT) == ''
 
 
 def test_a_refusal_stands_unless_a_memory_answers() -> None:

@@ -21,7 +21,7 @@ of asking); and it holds a content word the question does not ("Kwame has a lapt
 from __future__ import annotations
 
 import re
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -229,6 +229,10 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     if not people and not topic:
         return ''
     names = face_names(memories)
+    others = _others_named(reply, people, names.values())
+    if others:
+        # "Noor trained for badminton." to "what does Mateo train for?": Mateo's fact, told of someone else
+        return f'reply tells of {", ".join(others)}, not of {", ".join(sorted(people))}, whom the question asks about'
     about = [_about(speakable(m.text, names).lower()) for m in memories]
     # "what did the man on the radio say?": what the speaker it describes said, though no memory says "radio"
     heard = [] if people or not is_quote_question(question) else \
@@ -249,6 +253,18 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
         what = ', '.join(sorted(people)) or 'what was asked about'
         return f'reply not grounded in the memories of {what} ({len(new & known)}/{len(new)} new words)'
     return ''
+
+
+def _others_named(reply: str, people: set[str], known: Iterable[str]) -> list[str]:
+    """The people memory knows that ``reply`` names while it names none of ``people`` (those a question asks about).
+
+    One named as the source of what is told ("Joe said ...", "Ana told me ...") is no claim about them.
+    """
+    low = reply.lower()
+    if not people or _mentions(low, people):
+        return []
+    return sorted({n for n in (k.lower() for k in known) if n not in people and _mentions(low, {n})
+                   and not re.search(rf"\b{re.escape(n)}\b (?:said|says|told|tells|mentioned|asked)\b", low)})
 
 
 def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
