@@ -71,6 +71,11 @@ def test_a_spoken_summary_tells_each_event_briefly_and_whole() -> None:
              '09:01 someone said "Hi."', '09:01 someone said "Yes."']
     assert summary_answer(radio, 'today') == ('Today: at 09:00 an unseen speaker said "Rain tomorrow." and '
                                               '"Then sun."; then someone said "Hi."; then someone said "Yes."')
+    # a merged quote keeps its own budget: cut short it would lose what it tells
+    noor = ['09:00 Noor said "They set the choir practice for noon."',
+            '09:01 Noor said "I stuck the notebook in the green basket."']
+    assert summary_answer(noor, 'today') == ('Today: at 09:00 Noor said "They set the choir practice for noon." and '
+                                             '"I stuck the notebook in the green basket."')
     # a long quote ends after a whole clause, never inside an open quote
     long = ('09:00 Olek said "I just moved in, my torch is in the green basket and the radio is on the shelf next '
             'to the window."')

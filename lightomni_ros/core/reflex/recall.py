@@ -141,6 +141,8 @@ _QUOTE = re.compile(r'^(?P<who>.+?) (?P<verb>said|typed) "(?P<words>.*)"$', re.S
 _CLAUSE_END = re.compile(r'(?<=[.!?,;])\s+')
 #: minutes between two clock times a summary says: within one stretch the order alone tells the time
 STRETCH_MINUTES = 5
+#: quotes of one speaker told as one event at most ('Ana said "..." and "..." and "..."')
+MERGED_QUOTES = 3
 
 
 def _minutes(clock: str) -> int:
@@ -205,11 +207,12 @@ def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> s
         who, verb, words = _event(e[m.end():] if m else e)
         new_stretch = bool(at) and (last is None or _minutes(at) - last >= STRETCH_MINUTES)
         prev = events_[-1] if events_ else None
-        room = max_words - sum(len(q.split()) for q in prev[3]) if prev else 0
-        if prev and who and who != 'someone' and prev[1:3] == [who, verb] and not new_stretch and room >= 4:
-            prev[3].append(clip_quote(words, room))
-            continue
+        # each quote keeps its own budget: a merged one cut short would lose what it says ("in the green ...")
         budget = max(4, max_words - len(who.split()) - 1) if who else max_words
+        if prev and who and who != 'someone' and prev[1:3] == [who, verb] and not new_stretch \
+                and len(prev[3]) < MERGED_QUOTES:
+            prev[3].append(clip_quote(words, budget))
+            continue
         quote = clip_quote(words, budget) if who else clipped(words, budget)
         events_.append([at if new_stretch else '', who, verb, [quote]])
         last = _minutes(at) if new_stretch else last
