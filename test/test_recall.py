@@ -64,6 +64,14 @@ def test_a_spoken_summary_tells_each_event_briefly_and_whole() -> None:
     assert summary_answer(['09:00 Joe said "My name is Joe. Remember that my keys are in the blue drawer."'],
                           'today') == 'Today: at 09:00 Joe said "My keys are in the blue drawer."'
     assert summary_answer(['09:00 Joe said "I\'m Joe."'], 'today') == 'Today: at 09:00 Joe said "I\'m Joe."'
+    sofia = told('saw Sofia talking; hall; heard "Good morning robot, call me Sofia. I spend my free time painting '
+                 'watercolours."', ('robot',))
+    assert summary_answer([f'08:02 {sofia}'], 'today') == \
+        'Today: at 08:02 Sofia said "I spend my free time painting watercolours."'
+    # a few words over the budget are kept rather than cut before what they tell
+    assert summary_answer(['08:10 Rahul said "I celebrate my birthday in March. I have been a nurse for ten years."'],
+                          'today') == ('Today: at 08:10 Rahul said "I celebrate my birthday in March. I have been a '
+                                       'nurse for ten years."')
     assert summary_answer(['09:00 someone said "I\'m Joe, hi."'], 'today') == \
         'Today: at 09:00 someone said "I\'m Joe, hi."'
     # one speaker's quotes of one stretch are one event; unknown people ("someone") are never merged

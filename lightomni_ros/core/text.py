@@ -110,7 +110,8 @@ def unaddressed(words: str, robot: Sequence[str]) -> str:
     if not robot:
         return words
     names = '|'.join(re.escape(n) for n in robot)
-    rest = re.sub(rf'^(?:(?:hey|hi|hello|okay|ok|excuse me|listen|right|yo)[,\s]+)?(?:{names})\b[,.!]?\s*'
+    rest = re.sub(rf'^(?:(?:hey|hi|hello|good (?:morning|afternoon|evening)|okay|ok|excuse me|listen|right|yo)'
+                  rf'[,\s]+)?(?:{names})\b[,.!]?\s*'
                   r'(?:tell me\b[,.]?\s*)?', '', words, flags=re.I)
     return rest[:1].upper() + rest[1:] if rest else words
 

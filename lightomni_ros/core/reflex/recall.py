@@ -160,17 +160,20 @@ def _without_own_name(who: str, words: str) -> str:
     return gist(rest[:1].upper() + rest[1:]) if rest and rest != words else words
 
 
-def clip_quote(words: str, max_words: int) -> str:
-    """At most ``max_words`` of a quote, cut after a whole clause where one fits, marked "..." when cut.
+def clip_quote(words: str, max_words: int, slack: int = 4) -> str:
+    """About ``max_words`` of a quote, ended after a whole clause where one ends near there, "..." when cut.
 
-    A quote cut mid-clause ("my torch is in the green") tells less than one cut before it and reads as broken.
+    A quote up to ``slack`` words over is kept whole; a longer one ends at its longest clause (a sentence, or a part
+    ending in a comma) within ``max_words + slack`` words when that keeps at least half of ``max_words``, else after
+    ``max_words`` words. A quote cut mid-clause ("my torch is in the green") reads as broken, and one cut before its
+    last few words loses what they tell ("I have been a nurse for ten years.").
     """
-    if len(words.split()) <= max_words:
+    if len(words.split()) <= max_words + slack:
         return words
     kept = ''
     for clause_end in _CLAUSE_END.finditer(words):
         head = words[:clause_end.start()]
-        if len(head.split()) > max_words:
+        if len(head.split()) > max_words + slack:
             break
         kept = head
     if len(kept.split()) * 2 < max_words:     # no clause fits, or only a short one: the words themselves
