@@ -274,8 +274,9 @@ def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
     wallet is in the closet.": every word is in Ana's memories, so the grounding and attribution checks pass. A claim
     must share a word stem with what the question asks about (its content words other than the people it names, the
     robot's names and words of asking). A question that asks only about a person, or what someone said, and a refusal
-    or a confirmation are not checked. The cost: an answer in other words ("what is Ana's profession?" -> "Ana works as
-    a nurse.") is replaced by the quote of the memory, which says it.
+    or a confirmation are not checked. A word that asks for a kind of thing is also told by the words that say it
+    (:data:`_SAID_WITH`: "what is Ana's profession?" -> "Ana works as a nurse."); an answer in other words still
+    gives way to the quote of the memory, which says it.
     """
     if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) or not asks(question) \
             or is_quote_question(question):
