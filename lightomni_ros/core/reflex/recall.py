@@ -208,7 +208,8 @@ def summary_answer(events: Sequence[str], phrase: str, max_words: int = 14) -> s
         m = _CLOCK.match(e)
         at = f'{m.group(1)}:{m.group(2)}' if m else ''
         who, verb, words = _event(e[m.end():] if m else e)
-        new_stretch = bool(at) and (last is None or abs(_minutes(at) - last) >= STRETCH_MINUTES)  # the next day reads earlier
+        # (the next day's clock reads earlier: a new stretch too)
+        new_stretch = bool(at) and (last is None or abs(_minutes(at) - last) >= STRETCH_MINUTES)
         prev = events_[-1] if events_ else None
         # each quote keeps its own budget: a merged one cut short would lose what it says ("in the green ...")
         budget = max(4, max_words - len(who.split()) - 1) if who else max_words
