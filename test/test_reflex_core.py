@@ -1100,3 +1100,9 @@ def test_a_reply_the_check_refuses_is_replaced_by_a_grounded_beam_reply(engine, 
     monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([tok.encode(invented)], False))
     d = engine.decide(question(typed=True), 0.5, 0.5, 12, 4)
     assert d.response_source == 'extractive' and 'blue bowl' in d.response, d
+
+
+def test_a_reply_is_cleaned_of_role_markers_and_a_quote_closed_twice():
+    assert generation.clean_response('Hello.<|im_end|>\nuser: hi') == 'Hello.'
+    assert generation.clean_response('The man said: "Bimblo F2.""') == 'The man said: "Bimblo F2."'
+    assert generation.clean_response('He said: "Hi." and "Yes."') == 'He said: "Hi." and "Yes."'

@@ -219,8 +219,10 @@ def _pos_arg(backbone, pos: torch.Tensor) -> torch.Tensor:
 
 
 def clean_response(text: str) -> str:
-    """Trim a generated reply to its first paragraph without role markers."""
+    """Trim a generated reply to its first paragraph without role markers (and a quote mark closed twice)."""
     text = text.replace('<|im_end|>', '').replace('<end_of_turn>', '').strip()
     for marker in ('<|im_start|>', '<start_of_turn>', '\nuser', '\nUser:'):
         text = text.split(marker)[0]
-    return text.strip()
+    text = text.strip()
+    # a quote closed twice ('... said: "Bimblo F2.""'): the stray mark would be read out or shown
+    return text[:-1] if text.endswith('""') and text.count('"') % 2 else text
