@@ -752,6 +752,9 @@ def test_a_fact_keeps_the_tense_it_was_told_in():
     assert sleep.in_heard_tense('Ana loves tennis.', 'I loved tennis, I love it still.') == 'Ana loves tennis.'
     assert sleep.in_heard_tense('Ana plays chess.', 'I love playing chess.') == 'Ana plays chess.'
     assert sleep.in_heard_tense('Ana likes trains.', 'I trained hard.') == 'Ana likes trains.'
+    assert sleep.in_heard_tense('Nadia works as a chef.', 'Nadia has worked as a chef for ages.') == \
+        'Nadia works as a chef.'
+    assert sleep.in_heard_tense('Ana works as a chef.', "I've really worked hard as a chef.") == 'Ana works as a chef.'
 
 
 def test_facts_name_the_people_memory_knows_or_the_pass_learned():

@@ -263,7 +263,8 @@ def in_heard_tense(fact: str, said: str) -> str:
 
     "I really enjoyed the power cut." tells of something past; the adapter's "Ana enjoys the power cut." states a
     lasting taste nobody told. The fact's verb (the "-s" word after the person it opens with) becomes the "-ed" word
-    of the same stem that was said, unless the words also say the verb in the present ("I loved it, I love it still").
+    of the same stem that was said, unless the words also say the verb in the present ("I loved it, I love it still")
+    or in the perfect ("I have worked as a chef for ages": still a chef).
     """
     m = _FACT_VERB.match(fact)
     if not m:
@@ -272,6 +273,9 @@ def in_heard_tense(fact: str, said: str) -> str:
     verb = m.group('verb')
     was = {stem(w): w for w in heard if w.endswith('ed')}.get(stem(verb))
     if not was or {verb, verb[:-1], verb.removesuffix('es')} & heard:
+        return fact
+    # "I have worked as a chef for ages" still works as one: only the simple past tells of a thing over
+    if re.search(rf"\b(?:have|has|had|i've|we've|you've|they've)\s+(?:\w+\s+)?{was}\b", said.lower()):
         return fact
     return fact[:m.start('verb')] + was + fact[m.end('verb'):]
 
