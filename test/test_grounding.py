@@ -53,6 +53,17 @@ def test_grounded_reply_passes() -> None:
     assert names_in('He said: Bimblo F2 now, Ana.') == {'ana'}
 
 
+def test_a_quote_is_words_one_memory_holds() -> None:
+    """Words of two memories and the robot's own phrase make no quote, though each word is remembered somewhere."""
+    mems = MEMORIES + [MemoryItem('semantic:3', '<face_3> said: Okay robot, my family lives in Toronto.'),
+                       MemoryItem('semantic:4', '<face_3> said: Remember the kitchen window.')]
+    assert 'quotes words no memory holds together' in reply_problem('Maria said: "Okay, I will remember that."',
+                                                                    'What did Maria say?', mems)
+    assert reply_problem('Maria said: "Okay robot, my family lives in Toronto."', 'What did Maria say?', mems) == ''
+    # a quote cut short is still one memory's words
+    assert reply_problem('Maria said: "I walk my dog every ..."', 'What did Maria say?', mems) == ''
+
+
 def test_a_greeting_answers_no_question_from_nobody_new() -> None:
     assert reply_problem('Nice to meet you, petrol prices will rise next week.', 'Robot, any news about petrol prices?',
                          MEMORIES) == 'reply greets, but the question introduces nobody'

@@ -521,6 +521,25 @@ def test_a_text_backbone_starts_its_memory_reply_after_the_rules_description_wit
     assert t.semantic == ['<face_0> is called Barack.', 'Barack plays basketball.'] and not t.unseen_visual
 
 
+def test_what_a_radio_or_tv_says_is_no_fact_of_the_household():
+    """A voice no face was seen with, nothing typed, the robot quiet: its news stays its words, not a fact or a pin."""
+    from lightomni_ros.core.segment import SpeakerTurn
+    news = 'The swimming pool reopens on Thursday after repairs.'
+    tv = SegmentInput(segment_id=8, start=0, end=5, transcript=news, face_ids=['<face_1>', '<face_2>'],
+                      turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text=news)])
+    reply = '{"visual": "<face_1>, <face_2>", "semantic": ["The swimming pool is on Thursday."], ' \
+            '"remembered": ["The swimming pool reopens on Thursday."]}'
+    assert sleep.broadcast(tv, '')
+    t = sleep.topic_from_reply(tv, '', reply)
+    assert t.semantic == [] and t.remembered == [] and 'The swimming pool is on Thursday.' in t.dropped
+    assert sleep.quoted(tv) == [f'<voice_3> said: {news}']
+    # the same words to the robot (it answered), or typed, or by a face seen talking, are kept
+    assert sleep.topic_from_reply(tv, 'Okay, I will remember that.', reply).semantic
+    seen = SegmentInput(segment_id=9, start=0, end=5, transcript=news, face_ids=['<face_1>'], turns=[
+        SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', face_id='<face_1>', text=news)])
+    assert not sleep.broadcast(seen, '') and sleep.topic_from_reply(seen, '', reply).semantic
+
+
 def test_a_face_heard_giving_their_name_gets_the_naming_fact():
     """Perception knows who spoke and the words give the name: the fact is written when the adapter leaves it out."""
     from lightomni_ros.core.segment import SpeakerTurn

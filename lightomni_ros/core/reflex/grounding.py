@@ -274,6 +274,9 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     if unknown:
         # "Yar's thermos is in the green basket.": a name of nobody the robot knows is no slip to say aloud
         return f'reply names someone the memories do not ({", ".join(sorted(unknown))})'
+    quote = misquoted(text, memories)
+    if quote:
+        return f'reply quotes words no memory holds together ("{quote}")'
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
         # what someone only asked is no evidence of an answer ("... in the last hour?" does not ground "in the last
@@ -289,6 +292,23 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
         claim = {w for w in new if w not in _RELATION}
         if len(claim & known) < min_overlap * len(claim):
             return f'what the reply claims is not in the retrieved memories ({", ".join(sorted(claim - known))})'
+    return ''
+
+
+_QUOTED = re.compile(r'"([^"]+)"')
+
+
+def misquoted(reply: str, memories: Sequence[MemoryItem]) -> str:
+    """The first quote of ``reply`` whose content words no one memory holds ('' when every quote is found).
+
+    A quote says these were someone's words: 'Kwame said: "Okay, I will remember that."' is made of words from two
+    memories (and the robot's own phrase), which the word-overlap check lets through.
+    """
+    held = [content_words(evidence(m.text)) | content_words(speakable(m.text, {})) for m in memories]
+    for quote in _QUOTED.findall(reply):
+        words = content_words(quote)
+        if words and not any(words <= h for h in held):
+            return quote.strip()
     return ''
 
 

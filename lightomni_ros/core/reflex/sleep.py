@@ -18,7 +18,7 @@ import re
 import threading
 from typing import Any
 
-from ..text import TOWN_BEFORE, introduced_name, introduced_other, may_be_name, names_a_place, sentences
+from ..text import TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_other, may_be_name, names_a_place, sentences
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import PERSON_ID, attributed, said_names, talkers
@@ -155,6 +155,17 @@ def quoted(seg: SegmentInput) -> list[str]:
     """
     verb = 'typed' if seg.typed_text.strip() else 'said'
     return [f'{who} {verb}: {words}' for who, words in seg.said() if not only_asks(words)]
+
+
+def broadcast(seg: SegmentInput, response: str) -> bool:
+    """Whether only voices no face was seen with spoke, nothing was typed and the robot kept quiet: a radio or a TV.
+
+    What such a voice says ("The swimming pool reopens on Thursday.") is news heard, not what the household told the
+    robot: it stays stored as that voice's words (:func:`quoted`), never as a fact or a pinned item of its own.
+    """
+    who = talkers(seg)
+    return bool(who) and not seg.typed_text.strip() and not response.strip() and \
+        all(w.startswith('<voice_') or w == UNSEEN_SPEAKER for w in who)
 
 
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
@@ -456,6 +467,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     remembered = remembered or by_name(semantic + remembered_in(seg), named)[len(semantic):]
     semantic = distinct(semantic)
     remembered = distinct(semantic + remembered)[len(semantic):]
+    if broadcast(seg, response):
+        dropped, semantic, remembered = dropped + semantic + remembered, [], []
     if not (semantic or remembered) and promises_to_keep(response):
         # the robot said it would keep what it was told and the pass found nothing in it: the words are pinned
         remembered = quoted(seg)
