@@ -52,6 +52,22 @@ def test_an_earlier_question_is_not_quoted_as_the_answer(embed) -> None:
     assert 'where on earth' in extractive_answer('What did the person in the bedroom say?', [asked], embed)
 
 
+def test_asked_what_someone_said_the_newest_words_answer_not_a_fact_drawn_from_them(embed) -> None:
+    """"Could you repeat what Kwame said?" was answered "Kwame is called Kwame." (the naming fact is the closest)."""
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'),
+            MemoryItem('semantic:1', '[2026-05-21 08:57:40]--[2026-05-21 08:57:45]: <face_1> is called Kwame.'),
+            MemoryItem('recent:2', '<face_1> said: Good morning robot, call me Kwame.', said='2026-05-21 08:57:45'),
+            MemoryItem('recent:3', '<face_1> said: No cat hair for me please, allergy.', said='2026-05-21 09:04:48'),
+            MemoryItem('recent:4', '<face_1> said: I have been a chef for ten years.', said='2026-05-21 09:01:07'),
+            MemoryItem('recent:5', '<face_1> said: Astrid, could you close the window?', said='2026-05-21 09:05:10')]
+    assert 'semantic:1' not in [m.ref for m in answering('Could you repeat what Kwame said?', mems, ROBOT)]
+    # the two newest words, in the order they were said: a question to someone else is what they said too
+    assert extractive_answer('Could you repeat what Kwame said?', mems, embed, ROBOT) == \
+        'From memory: Kwame said: No cat hair for me please, allergy. Astrid, could you close the window?'
+    # about a topic, the words about it, however old
+    assert 'chef' in extractive_answer('What did Kwame say about his job as a chef?', mems, embed, ROBOT)
+
+
 def test_a_memory_that_only_repeats_the_question_answers_nothing(embed) -> None:
     mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'),
             MemoryItem('semantic:1', '<face_1> has a laptop.'),

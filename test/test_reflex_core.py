@@ -272,6 +272,16 @@ def test_told_something_the_robot_confirms_it_rather_than_quote_a_memory(engine,
     told = SegmentInput(segment_id=191, start=1100.0, end=1104.0, face_ids=['<face_1>'], speaker_face='<face_1>',
                         transcript='Robot, my torch is in the kitchen drawer.')
     engine.remember_recent(told)        # a memory a quote could read out
+    # a question to someone else is what its speaker said, offered only when asked what was said; one the robot
+    # answered is not kept (it was asked of the robot)
+    other = SegmentInput(segment_id=190, start=1090.0, end=1094.0, face_ids=['<face_1>', '<face_2>'],
+                         speaker_face='<face_1>', transcript='Joe, could you close the window?')
+    engine.remember_recent(other)
+    engine.remember_recent(dataclasses.replace(other, segment_id=189, transcript='Robot, what time is it?'),
+                           answered=True)
+    said = [m.text for m in engine.recent_candidates('What did Ana just say?')]
+    assert '<face_1> said: Joe, could you close the window?' in said and not any('time is it' in t for t in said)
+    assert not any('window' in m.text for m in engine.recent_candidates('Where is my torch?'))
     keep = SegmentInput(segment_id=192, start=1110.0, end=1114.0, face_ids=['<face_1>'], speaker_face='<face_1>',
                         transcript='Excuse me robot, keep in mind that my torch is in the bathroom cabinet.')
     d = engine.decide(keep, 0.0, 0.0, 12, 4)        # search threshold 0: the heads read a question into anything
@@ -538,6 +548,15 @@ def test_what_a_radio_or_tv_says_is_no_fact_of_the_household():
     seen = SegmentInput(segment_id=9, start=0, end=5, transcript=news, face_ids=['<face_1>'], turns=[
         SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', face_id='<face_1>', text=news)])
     assert not sleep.broadcast(seen, '') and sleep.topic_from_reply(seen, '', reply).semantic
+    # asked to keep it, or about the voice itself: a person out of sight, kept
+    keep = SegmentInput(segment_id=10, start=0, end=5, transcript='Remember that the keys are in the drawer.')
+    assert sleep.topic_from_reply(keep, '', '{"visual": "nobody in view", "remembered": ["The keys are in the '
+                                            'drawer."]}').remembered == ['The keys are in the drawer.']
+    words = 'I work as a nurse. The pool is open on Thursday.'
+    nurse = SegmentInput(segment_id=11, start=0, end=5, transcript=words, face_ids=['<face_1>'],
+                         turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text=words)])
+    own = '{"visual": "<face_1>", "semantic": ["<voice_3> works as a nurse.", "The pool is open on Thursday."]}'
+    assert sleep.topic_from_reply(nurse, '', own).semantic == ['<voice_3> works as a nurse.']
 
 
 def test_a_face_heard_giving_their_name_gets_the_naming_fact():

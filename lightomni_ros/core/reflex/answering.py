@@ -158,7 +158,17 @@ def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[st
     about = _ABOUT_TOPIC.search(question)
     found = _answering(question, said_by(question, memories, robot=ignore), ignore, about.group(1) if about else '',
                        True)
-    return found or (_answering(question, memories, ignore, about.group(1), True) if about else [])
+    found = found or (_answering(question, memories, ignore, about.group(1), True) if about else [])
+    # asked what was said, the words themselves answer before a fact drawn from them ("Kwame is called Kwame.")
+    return [m for m in found if holds_words(m)] or found
+
+
+def holds_words(memory: MemoryItem) -> bool:
+    """Whether a memory keeps words as they were said ("<face_1> said: ...", an episode's 'heard "..."')."""
+    return bool(SAID_AS_FACT.match(said_in(memory)) or _HEARD_WORDS.search(memory.text))
+
+
+_HEARD_WORDS = re.compile(r'\bheard "[^"]')
 
 
 #: what a quote question asks the words to be about: "what did they say on TV about petrol prices?"
@@ -184,7 +194,8 @@ def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[s
         if topic and not topic.keys() & _stems(words):
             continue
         if _stems(words) - beside:
-            (asked_only if only_asks else out).append(m)
+            (asked_only if only_asks and asks_about else out).append(m)
+    # with no topic ("what did Kwame just say?") a question someone asked is what they said like any other words
     return out or asked_only
 
 
@@ -385,9 +396,12 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     order = [int(i) for i in np.argsort(-sims)]
     about = _ABOUT_TOPIC.search(question) if quote else None
     topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
-    # "what did the man on the radio say?" asks for what they said, all of it alike: closeness is no criterion
+    # "what did the man on the radio say?" asks for what they said, all of it alike: closeness is no criterion, the
+    # newest words are what was just said (quoted in the order they were said)
     by_closeness = not quote or about is not None
     near = margin if by_closeness else float('inf')
+    if not by_closeness:
+        order = sorted(order, key=lambda i: said_at(facts[i]), reverse=True)
     best = float(sims[order[0]])
     if by_closeness:
         # of the memories about as close as the closest, the newest is quoted first, and an older one that tells the
@@ -406,6 +420,8 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
         if key not in quoted:
             quoted.add(key)
             chosen.append(i)
+    if not by_closeness:
+        chosen.reverse()
     parts: list[str] = []
     said: set[str] = set()
     for i in chosen:

@@ -40,8 +40,8 @@ from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, L
                      ResponseConfig)
 from .answering import (DONT_KNOW, answering, asks_of_asker, confirmation, extractive_answer, leaves_out,
                         misattributed, newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
-from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, is_quote_question, is_refusal, promises_to_keep,
-                        prose_problem, reply_problem, said_by, unsupported)
+from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
+                        is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
@@ -748,7 +748,7 @@ class ReflexEngine:
             response = stream.finish(response)
             lat['first_chunk'] = stream.chunks[0].ms
             self.address.replied(seg)
-        self.remember_recent(seg)
+        self.remember_recent(seg, answered=speak)
         return Decision(segment_id=seg.segment_id, p_speech=out.p_speech, p_search=out.p_search, speak=speak,
                         search=search, response=response, memory_ids=[m.ref for m in memories], latency_ms=lat,
                         backend=out.backend, query=out.query, notes=notes, response_source=source,
@@ -797,12 +797,14 @@ class ReflexEngine:
             return ''
         return people_answer(people, *window, exclude=seg.face_ids)
 
-    def remember_recent(self, seg: SegmentInput) -> None:
-        """Keep the segment as a recent interaction (a retrieval candidate until it has long been consolidated)."""
-        if self.cfgs.response.recent_interactions <= 0:
+    def remember_recent(self, seg: SegmentInput, answered: bool = False) -> None:
+        """Keep the segment as a recent interaction (a retrieval candidate until it has long been consolidated).
+
+        A question the robot ``answered`` is not kept: it was asked of the robot, not said to anyone (its episode
+        keeps it); one to someone else is what its speaker said.
+        """
+        if self.cfgs.response.recent_interactions <= 0 or (answered and seg.utterance.endswith('?')):
             return
-        if seg.utterance.endswith('?'):
-            return          # a question holds nothing to recall, and would be the closest match to the next one
         if seg.utterance:
             text = f'{seg.speaker} {"typed" if seg.typed_text else "said"}: {seg.utterance}'
         elif seg.visual_tags or seg.face_ids:
@@ -818,7 +820,11 @@ class ReflexEngine:
     def recent_candidates(self, question: str, q: np.ndarray | None = None,
                           window: TimeWindow | None = None) -> list[MemoryItem]:
         """Recent interactions (of ``window`` only, when given) scored by their similarity to ``question``."""
-        items = [(m, v) for m, v, t in self.recent if window is None or window.start <= t <= window.end]
+        # a question holds nothing to recall and would be the closest match to the next one; asked what someone
+        # said, it is what they said ("Kwame, could you close the window?")
+        quote = is_quote_question(question)
+        items = [(m, v) for m, v, t in self.recent if (window is None or window.start <= t <= window.end)
+                 and (quote or not holds_only_a_question(m.text))]
         if not items or not question:
             return []
         q = self.embedder.embed([question])[0] if q is None else q

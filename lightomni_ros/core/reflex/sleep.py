@@ -22,7 +22,7 @@ from ..text import TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_othe
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import PERSON_ID, attributed, said_names, talkers
-from .grounding import asks, content_words, promises_to_keep, stem, supported
+from .grounding import asks, asks_to_keep, content_words, promises_to_keep, stem, supported
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -158,14 +158,21 @@ def quoted(seg: SegmentInput) -> list[str]:
 
 
 def broadcast(seg: SegmentInput, response: str) -> bool:
-    """Whether only voices no face was seen with spoke, nothing was typed and the robot kept quiet: a radio or a TV.
+    """Whether only voices no face was seen with spoke, nothing was typed, nobody asked the robot to keep anything and
+    the robot kept quiet: a radio or a TV, as far as the robot can tell.
 
     What such a voice says ("The swimming pool reopens on Thursday.") is news heard, not what the household told the
-    robot: it stays stored as that voice's words (:func:`quoted`), never as a fact or a pinned item of its own.
+    robot: it stays stored as that voice's words (:func:`quoted`), not as a fact of its own; what it says of itself
+    ("<voice_2> works as a nurse.") stays, for the person the voice may turn out to be.
     """
     who = talkers(seg)
     return bool(who) and not seg.typed_text.strip() and not response.strip() and \
-        all(w.startswith('<voice_') or w == UNSEEN_SPEAKER for w in who)
+        not asks_to_keep(seg.utterance) and all(w.startswith('<voice_') or w == UNSEEN_SPEAKER for w in who)
+
+
+def news(facts: list[str]) -> list[str]:
+    """The facts of a broadcast that are not about the voice that said them (:func:`broadcast`)."""
+    return [f for f in facts if not f.startswith('<voice_')]
 
 
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
@@ -468,7 +475,9 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     semantic = distinct(semantic)
     remembered = distinct(semantic + remembered)[len(semantic):]
     if broadcast(seg, response):
-        dropped, semantic, remembered = dropped + semantic + remembered, [], []
+        heard = news(semantic + remembered)
+        dropped += heard
+        semantic, remembered = [f for f in semantic if f not in heard], [f for f in remembered if f not in heard]
     if not (semantic or remembered) and promises_to_keep(response):
         # the robot said it would keep what it was told and the pass found nothing in it: the words are pinned
         remembered = quoted(seg)
