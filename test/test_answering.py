@@ -68,6 +68,19 @@ def test_asked_what_someone_said_the_newest_words_answer_not_a_fact_drawn_from_t
     assert 'chef' in extractive_answer('What did Kwame say about his job as a chef?', mems, embed, ROBOT)
 
 
+def test_asked_of_the_asker_the_quote_is_of_the_asker(embed) -> None:
+    """"What is my hometown?" was answered with the asker's words and "Astrid comes from Hanoi." beside them."""
+    mems = [MemoryItem('profile:<face_3>', '<face_3> is Astrid'), MemoryItem('profile:<face_4>', '<face_4>'),
+            MemoryItem('semantic:1', '[2026-05-26 08:54:48]--[2026-05-26 08:54:51]: Astrid comes from Hanoi.'),
+            MemoryItem('recent:2', '<face_4> said: I was raised in Edinburgh.', said='2026-05-26 09:03:22')]
+    assert 'Hanoi' in extractive_answer('Robot, what is my hometown?', mems, embed, ROBOT)
+    mine = extractive_answer('Robot, what is my hometown?', mems, embed, ROBOT, asker='<face_4>')
+    assert 'Edinburgh' in mine and 'Hanoi' not in mine, mine
+    # Astrid asking: her own fact; a question not about the asker keeps every memory
+    assert 'Edinburgh' not in extractive_answer('Robot, what is my hometown?', mems, embed, ROBOT, asker='<face_3>')
+    assert 'Hanoi' in extractive_answer('Where does Astrid come from?', mems, embed, ROBOT, asker='<face_4>')
+
+
 def test_a_memory_that_only_repeats_the_question_answers_nothing(embed) -> None:
     mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'),
             MemoryItem('semantic:1', '<face_1> has a laptop.'),

@@ -109,6 +109,28 @@ def test_a_profile_says_what_memory_holds_about_the_person_not_who_else_was_ther
     c.close()
 
 
+def test_a_profile_is_not_written_from_what_the_robot_answered_the_person(tmp_path, embedder):
+    """Ana asked where Tariq works; the robot's answer "Tariq works as a photographer." is nothing about Ana."""
+    from lightomni_ros.core.consolidation.summarizer import ExtractiveSummarizer
+
+    seen: list[list[str]] = []
+
+    class Recording(ExtractiveSummarizer):
+        def profile(self, face_id, texts, profile, max_tokens):
+            seen.append(list(texts))
+            return super().profile(face_id, texts, profile, max_tokens)
+
+    c = make(tmp_path, embedder)
+    c.summarizer = Recording()
+    for i in range(1, 4):
+        c.enqueue(topic(i, face_ids=['<face_2>'], visual='<face_2> talking', audio='Robot, where does Tariq work?',
+                        response='Tariq works as a photographer.'))
+    c.process_all()
+    assert seen and not any('photographer' in t for texts in seen for t in texts)
+    assert any('where does Tariq work' in t for texts in seen for t in texts)    # what they said still counts
+    c.close()
+
+
 def test_index_rebuilt_when_missing_corrupt_or_stale(tmp_path, embedder, caplog):
     c = make(tmp_path, embedder, flush_every=10_000)
     for i in range(1, 6):

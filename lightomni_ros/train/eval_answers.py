@@ -532,7 +532,8 @@ def run(args: argparse.Namespace) -> int:
             'response_source': r.source, 'gold_response': r.record.get('response', ''),
             'topic': None if r.topic is None else {'semantic': r.topic.semantic, 'remembered': r.topic.remembered,
                                                    'visual': r.topic.visual, 'producer': r.topic.producer},
-            'gold_topic': r.record.get('topic'), 'notes': r.notes,
+            'gold_topic': r.record.get('topic'), 'gold_facts': r.record.get('facts') or [],
+            'gold_answer': r.record.get('answer'), 'notes': r.notes,
             'memories': r.memories, 'shown': r.shown}) + '\n' for r in runs) + ''.join(json.dumps({
                 'kind': 'window_question', 'text': w.question, 'response': w.reply, 'response_source': w.source,
                 'gold_events': w.events, 'window_read': w.found}) + '\n' for w in windows))

@@ -347,7 +347,7 @@ class Consolidator:
                 # what memory holds about the person comes first: facts name them ("Freya works as a plumber."),
                 # while an event lists everyone in view; the events add what was seen and said
                 texts = [e.content for e in m.entries.semantic_about(face, p.name if p else '', 2 * k)]
-                texts += [e.script() for e in m.entries.recent_episodic_with_face(face, k)]
+                texts += [e.script(answered=False) for e in m.entries.recent_episodic_with_face(face, k)]
             upd = self._summarize_profile(face, texts, p, node_max)
             if self._abandon(upd.producer):
                 return n

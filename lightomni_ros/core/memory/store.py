@@ -181,14 +181,18 @@ class EpisodicEntry:
     id: int = 0
     robot_id: str = ''   # the robot that lived it ('' = this store's own robot)
 
-    def script(self) -> str:
-        """One-line script of the event (also the level-0 text of S_g and the text that is embedded)."""
+    def script(self, answered: bool = True) -> str:
+        """One-line script of the event (also the level-0 text of S_g and the text that is embedded).
+
+        ``answered``: with the robot's reply (not for what a person is like: "Tariq works as a photographer."
+        answered to Ana's question is nothing about Ana).
+        """
         parts = []
         if self.visual:
             parts.append(f'saw {self.visual.strip()}')
         if self.audio:
             parts.append(f'heard "{self.audio.strip()}"')
-        if self.response:
+        if self.response and answered:
             parts.append(f'answered "{self.response.strip()}"')
         return '; '.join(parts) or '(nothing notable)'
 

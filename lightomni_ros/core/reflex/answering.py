@@ -88,6 +88,22 @@ def asks_of_asker(question: str) -> bool:
     return bool(_ASKER.search(question))
 
 
+def of_asker(found: Sequence[MemoryItem], question: str, asker: str, names: dict[str, str]) -> list[MemoryItem]:
+    """Of ``found``, those that name the one asking (``asker``: a face or voice id) when ``question`` asks of them.
+
+    "Which drink do I like?" is about the one asking: the drinks of the others are near misses. All of ``found``
+    when none names them, or the question is not about the asker.
+    """
+    if not (found and _PERSON.fullmatch(asker or '') and asks_of_asker(question)):
+        return list(found)
+    name = names.get(asker, '')
+    return [m for m in found if asker in m.text or bool(name) and re.search(rf'\b{re.escape(name)}\b', m.text, re.I)] \
+        or list(found)
+
+
+_PERSON = re.compile(r'<(?:face|voice)_\d+>')
+
+
 def _mentions(text: str, people: set[str]) -> bool:
     return any(re.search(rf'\b{re.escape(p)}\b', text) for p in people)
 
@@ -374,7 +390,7 @@ def unquoted(reply: str, question: str, memories: Sequence[MemoryItem], ignore: 
 
 def extractive_answer(question: str, memories: Sequence[MemoryItem],
                       embed: Callable[[Sequence[str]], np.ndarray], ignore: Sequence[str] = (), max_quotes: int = 2,
-                      margin: float = 0.05) -> str:
+                      margin: float = 0.05, asker: str = '') -> str:
     """Quote the memories that could answer ``question``, closest first (a second only when nearly as close).
 
     Of those nearly as close as the closest (``margin``), the newest comes first (:func:`said_at`), and an older one
@@ -386,10 +402,10 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     quote of something else would be no answer (the caller says it does not know).
     """
     quote = is_quote_question(question)
-    facts = answering(question, memories, ignore, quote=quote)
+    names = face_names(memories)
+    facts = of_asker(answering(question, memories, ignore, quote=quote), question, asker, names)
     if not facts:
         return ''
-    names = face_names(memories)
     texts = [speakable(m.text, names) for m in facts]
     vecs = embed([question] + texts)
     sims = vecs[1:] @ vecs[0]

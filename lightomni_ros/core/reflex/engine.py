@@ -38,7 +38,7 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, asks_of_asker, confirmation, extractive_answer, leaves_out,
+from .answering import (DONT_KNOW, answering, confirmation, extractive_answer, leaves_out, of_asker,
                         misattributed, newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
@@ -713,7 +713,8 @@ class ReflexEngine:
                             or one_source(text, seg.utterance, memories, robot_names, told), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
                     # told something, the robot confirms it (memory keeps it) rather than read out another memory
-                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names) \
+                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names,
+                                              asker=seg.speaker) \
                         if problem and not tells and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
                         notes.append(f'reply cut to its first sentence: {problem}')
@@ -846,9 +847,7 @@ class ReflexEngine:
             robot = wake_words(self.cfgs.latent.wake_words)
             # the profiles name the faces the question may name
             found = answering(seg.utterance, profiles + facts, robot)
-            if found and seg.speaker and asks_of_asker(seg.utterance):
-                # "which drink do I like?" is about the one asking: the drinks of the others are near misses
-                found = [m for m in found if _tells_of(m.text, seg.speaker, names.get(seg.speaker, ''))] or found
+            found = of_asker(found, seg.utterance, seg.speaker, names)
             # not those a newer one supersedes (a thing moved, a meeting moved): the adapter picks among what it reads
             found = newest_telling(seg.utterance, found, profiles + facts, robot)
             facts = found or facts
