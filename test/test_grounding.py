@@ -86,7 +86,7 @@ def test_speakable_names_faces_and_drops_answers() -> None:
 def test_quote_questions() -> None:
     for q in ('What did the man on the radio say?', 'what was Joe saying about the match', 'What did she tell you?',
               'What did I ask you to remember?', 'Tell me the last thing Ana said.',
-              'Which words did the TV use?'):
+              'Which words did the TV use?', 'Tell me the last thing the voice on the radio said.'):
         assert is_quote_question(q), q
     for q in ('What did you see in the video?', 'Where are my keys?', 'Can you summarize what happened today?',
               'What sport does Barack play?', 'Where did I put the things I bought?', ''):

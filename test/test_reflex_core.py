@@ -256,6 +256,22 @@ def test_a_statement_the_heads_search_on_is_confirmed_and_a_question_is_not(engi
     assert d.speak and d.response == "I don't know.", (d.response, d.notes)
 
 
+def test_a_reminder_is_promised_only_when_the_words_ask_for_one(engine, monkeypatch):
+    """"Okay robot, update: lunch got moved to two." got "Okay, I will remind you in two.": no reminder was set."""
+    import lightomni_ros.core.reflex.engine as engine_module
+    from lightomni_ros.core.reflex.answering import false_reminder
+
+    monkeypatch.setattr(engine_module.ReflexEngine, 'respond',
+                        lambda self, *a, **k: ('Okay, I will remind you in two.', None))
+    monkeypatch.setattr(engine.cfgs.response, 'retry_beams', 0)
+    moved = SegmentInput(segment_id=196, start=1150.0, end=1154.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                         transcript='Okay robot, update: lunch got moved to two.')
+    d = engine.decide(moved, 0.0, 1.01, 12, 4)
+    assert d.response == 'Thanks, I will keep that in mind.' and d.response_source == 'template', d
+    assert any('promises a reminder' in n for n in d.notes), d.notes
+    assert false_reminder('Okay, I will remind you in one minute.', ['a reminder']) == ''
+
+
 def test_told_something_the_robot_confirms_it_rather_than_quote_a_memory(engine, monkeypatch):
     """A request to keep something is no question, whatever the heads read; a failed reply to a statement confirms.
 

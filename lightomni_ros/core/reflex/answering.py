@@ -49,6 +49,18 @@ def confirmation(utterance: str, reminder: bool = False) -> str:
     return REMINDING if reminder else KEPT if asks_to_keep(utterance) else NOTED
 
 
+#: a reply that says the robot will remind: "Okay, I will remind you in two.", "I set a reminder."
+_PROMISES_REMINDER = re.compile(r"\b(?:remind you|set (?:a|the|your) reminder|reminder (?:is )?set)\b", re.I)
+
+
+def false_reminder(reply: str, reminders: Sequence[object]) -> str:
+    """Why ``reply`` should not be said: it promises a reminder the words asked for none of (``reminders``: those the
+    time parser found), a promise nobody keeps ("update: lunch got moved to two" got "Okay, I will remind you in two.").
+    """
+    return 'reply promises a reminder the words do not ask for' if not reminders and \
+        _PROMISES_REMINDER.search(reply) else ''
+
+
 #: words of asking, not of what is asked about: a memory that holds one of these is no sign it holds the answer
 _ASKING = frozenset('''know knew idea remind remember think wonder tell news anything something thing things happened
 please hey okay excuse sorry quick question like hello'''.split())

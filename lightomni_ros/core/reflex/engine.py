@@ -38,7 +38,7 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, confirmation, extractive_answer, leaves_out, of_asker,
+from .answering import (DONT_KNOW, answering, confirmation, extractive_answer, false_reminder, leaves_out, of_asker,
                         misattributed, newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
@@ -664,7 +664,7 @@ class ReflexEngine:
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     off_topic(text, seg.utterance, memories, robot_names) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
-                    unfounded_refusal(text, seg.utterance, memories, robot_names)
+                    unfounded_refusal(text, seg.utterance, memories, robot_names) or false_reminder(text, reminders)
 
             stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=check if rc.grounding_check else None)
             if follow_up:

@@ -39,9 +39,9 @@ _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
 
 
 #: a question about what was said: "what did Ana say", "what was Joe saying about ...", "what did he tell you",
-#: "the last thing the radio said", "the words Ana used"
+#: "the last thing the radio said", "the last thing the voice on the radio said", "the words Ana used"
 _QUOTE = re.compile(r"\bwhat\b(?:\s+\S+){1,6}?\s+(?:say|said|saying|tell|told|telling|mention|mentioned|ask|asked)\b"
-                    r"|\b(?:thing|things|words?)\b(?:\s+\S+){0,4}?\s+(?:say|said|told|mentioned|use|used)\b", re.I)
+                    r"|\b(?:thing|things|words?)\b(?:\s+\S+){0,6}?\s+(?:say|said|told|mentioned|use|used)\b", re.I)
 
 
 def is_quote_question(question: str) -> bool:

@@ -161,9 +161,9 @@ def broadcast(seg: SegmentInput, response: str) -> bool:
     """Whether the segment was a broadcast, as far as the robot can tell: a radio or a TV.
 
     Only voices no face was seen with spoke, nothing was typed, nobody asked the robot to keep anything and the robot
-    kept quiet. What such a voice says ("The swimming pool reopens on Thursday.") is news heard, not what the household told the
-    robot: it stays stored as that voice's words (:func:`quoted`), not as a fact of its own; what it says of itself
-    ("<voice_2> works as a nurse.") stays, for the person the voice may turn out to be.
+    kept quiet. What such a voice says ("The swimming pool reopens on Thursday.") is news heard, not what the
+    household told the robot: it stays stored as that voice's words (:func:`quoted`), not as a fact of its own; what
+    it says of itself ("<voice_2> works as a nurse.") stays, for the person the voice may turn out to be.
     """
     who = talkers(seg)
     return bool(who) and not seg.typed_text.strip() and not response.strip() and \
