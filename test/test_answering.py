@@ -68,6 +68,16 @@ def test_asked_what_someone_said_the_newest_words_answer_not_a_fact_drawn_from_t
     assert 'chef' in extractive_answer('What did Kwame say about his job as a chef?', mems, embed, ROBOT)
 
 
+def test_a_newer_memory_of_what_was_asked_supersedes_a_closer_one(embed) -> None:
+    """"Remind me when lunch is?" quoted "The lunch is at half past six." after "update: lunch got moved to two"."""
+    mems = [MemoryItem('semantic:1', '[2026-05-27 08:56:22]--[2026-05-27 08:56:27]: The lunch is at half past six.'),
+            MemoryItem('recent:3', '<face_1> said: They set lunch for half past six.', said='2026-05-27 08:56:27'),
+            MemoryItem('recent:4', '<face_1> said: Okay robot, update: lunch got moved to two.',
+                       said='2026-05-27 08:58:27')]
+    assert extractive_answer('Remind me when lunch is?', mems, embed, ROBOT) == \
+        'From memory: a person said: Update: lunch got moved to two.'
+
+
 def test_asked_of_the_asker_the_quote_is_of_the_asker(embed) -> None:
     """"What is my hometown?" was answered with the asker's words and "Astrid comes from Hanoi." beside them."""
     mems = [MemoryItem('profile:<face_3>', '<face_3> is Astrid'), MemoryItem('profile:<face_4>', '<face_4>'),

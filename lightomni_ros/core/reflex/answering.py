@@ -416,6 +416,9 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     quote = is_quote_question(question)
     names = face_names(memories)
     facts = of_asker(answering(question, memories, ignore, quote=quote), question, asker, names)
+    # not those a newer one supersedes, however much closer (the prompt's rule, :func:`newest_telling`): "update:
+    # lunch got moved to two" after "lunch is at half past six"
+    facts = newest_telling(question, facts, memories, ignore)
     if not facts:
         return ''
     texts = [speakable(m.text, names) for m in facts]
