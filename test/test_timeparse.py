@@ -90,6 +90,10 @@ def test_windows_are_read_in_the_given_zone() -> None:
     ('remind me to call Ann at 9 tonight', (2, 21, 0), 'call Ann'),
     ('remind me at 5 to go home', (2, 17, 0), 'go home'),
     ('remind me in 90 seconds to flip the pancake', (2, 14, 1.5), 'flip the pancake'),
+    # the other ways of asking: "set a reminder" got no reminder, and the model's "I will remind you" was then false
+    ('Excuse me robot, set a reminder to book the taxi in twenty minutes.', (2, 14, 20), 'book the taxi'),
+    ('give me a reminder in ten minutes to check the tea', (2, 14, 10), 'check the tea'),
+    ('ping me in five minutes to call the bank', (2, 14, 5), 'call the bank'),
 ])
 def test_reminder_intents(text: str, due: tuple[int, int, float], task: str) -> None:
     r = reminder_intent(text, NOW, UTC, '<face_1>')
@@ -102,4 +106,5 @@ def test_no_reminder_without_a_request_or_a_time() -> None:
     assert reminder_intent('what time is it?', NOW, UTC) is None
     assert reminder_intent('remind me to do it', NOW, UTC) is None
     assert reminder_intent('I will call you in five minutes', NOW, UTC) is None   # a time, but no request
+    assert reminder_intent('I set a reminder on my phone yesterday', NOW, UTC) is None
     assert find_due('in five minutes', NOW, UTC).due == NOW + 300

@@ -44,7 +44,9 @@ _AMPM = re.compile(r'\b\d{1,2}(?::\d{2})?\s*(?:a\.?m\.?|p\.?m\.?)|\bo\'?clock\b'
 _SHORT = re.compile(r'(?:on |this |last |next )?[a-z]{1,3}\.?', re.I)
 #: "good morning" greets; it names no part of the day a question is about
 _GREETING = re.compile(rf'\bgood\s+(?:{_PART})\b', re.I)
-_REMIND = re.compile(r'\bremind\s+(?:me|us|him|her|them)\b(?:\s+(?:to|that|about|of))?\s*', re.I)
+#: a request for a reminder: "remind me to ...", "set a reminder to ...", "give me a reminder ...", "ping me ..."
+_REMIND = re.compile(r'\b(?:remind\s+(?:me|us|him|her|them)|(?:set|give\s+me|make|add|create)\s+(?:me\s+)?an?\s+'
+                     r'reminder|ping\s+me)\b(?:\s+(?:to|that|about|of|for))?\s*', re.I)
 
 
 @dataclass(kw_only=True)
