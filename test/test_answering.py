@@ -53,7 +53,7 @@ def test_an_earlier_question_is_not_quoted_as_the_answer(embed) -> None:
 
 
 def test_asked_what_someone_said_the_newest_words_answer_not_a_fact_drawn_from_them(embed) -> None:
-    """"Could you repeat what Kwame said?" was answered "Kwame is called Kwame." (the naming fact is the closest)."""
+    """Asked "could you repeat what Kwame said?", the robot said "Kwame is called Kwame." (the closest memory)."""
     mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame'),
             MemoryItem('semantic:1', '[2026-05-21 08:57:40]--[2026-05-21 08:57:45]: <face_1> is called Kwame.'),
             MemoryItem('recent:2', '<face_1> said: Good morning robot, call me Kwame.', said='2026-05-21 08:57:45'),
@@ -69,7 +69,7 @@ def test_asked_what_someone_said_the_newest_words_answer_not_a_fact_drawn_from_t
 
 
 def test_a_newer_memory_of_what_was_asked_supersedes_a_closer_one(embed) -> None:
-    """"Remind me when lunch is?" quoted "The lunch is at half past six." after "update: lunch got moved to two"."""
+    """Asked "remind me when lunch is?", it quoted "... half past six" after "update: lunch got moved to two"."""
     mems = [MemoryItem('semantic:1', '[2026-05-27 08:56:22]--[2026-05-27 08:56:27]: The lunch is at half past six.'),
             MemoryItem('recent:3', '<face_1> said: They set lunch for half past six.', said='2026-05-27 08:56:27'),
             MemoryItem('recent:4', '<face_1> said: Okay robot, update: lunch got moved to two.',
@@ -79,7 +79,7 @@ def test_a_newer_memory_of_what_was_asked_supersedes_a_closer_one(embed) -> None
 
 
 def test_asked_of_the_asker_the_quote_is_of_the_asker(embed) -> None:
-    """"What is my hometown?" was answered with the asker's words and "Astrid comes from Hanoi." beside them."""
+    """Asked "what is my hometown?", it quoted the asker's words and "Astrid comes from Hanoi." beside them."""
     mems = [MemoryItem('profile:<face_3>', '<face_3> is Astrid'), MemoryItem('profile:<face_4>', '<face_4>'),
             MemoryItem('semantic:1', '[2026-05-26 08:54:48]--[2026-05-26 08:54:51]: Astrid comes from Hanoi.'),
             MemoryItem('recent:2', '<face_4> said: I was raised in Edinburgh.', said='2026-05-26 09:03:22')]

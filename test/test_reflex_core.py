@@ -257,7 +257,7 @@ def test_a_statement_the_heads_search_on_is_confirmed_and_a_question_is_not(engi
 
 
 def test_a_reminder_is_promised_only_when_the_words_ask_for_one(engine, monkeypatch):
-    """"Okay robot, update: lunch got moved to two." got "Okay, I will remind you in two.": no reminder was set."""
+    """Told "Okay robot, update: lunch got moved to two.", it said "Okay, I will remind you in two.": none was set."""
     import lightomni_ros.core.reflex.engine as engine_module
     from lightomni_ros.core.reflex.answering import false_reminder
 

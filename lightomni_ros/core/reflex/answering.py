@@ -54,8 +54,10 @@ _PROMISES_REMINDER = re.compile(r"\b(?:remind you|set (?:a|the|your) reminder|re
 
 
 def false_reminder(reply: str, reminders: Sequence[object]) -> str:
-    """Why ``reply`` should not be said: it promises a reminder the words asked for none of (``reminders``: those the
-    time parser found), a promise nobody keeps ("update: lunch got moved to two" got "Okay, I will remind you in two.").
+    """Why ``reply`` should not be said: it promises a reminder nobody asked for ('' when it does not).
+
+    ``reminders``: those the time parser found in the words. A promise nobody keeps: "update: lunch got moved to two"
+    got "Okay, I will remind you in two.".
     """
     return 'reply promises a reminder the words do not ask for' if not reminders and \
         _PROMISES_REMINDER.search(reply) else ''
