@@ -25,7 +25,8 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..text import CALENDAR_WORDS, gist, sentences, unaddressed
+from ..text import CALENDAR_WORDS, gist, names_person, sentences, unaddressed
+from .attribution import PERSON_ID
 from .grounding import (SAID_AS_FACT, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, names_a_device, promises_to_keep, said_by, said_in, speakable, stem)
 from .prompts import face_names, said_at
@@ -108,14 +109,9 @@ def of_asker(found: Sequence[MemoryItem], question: str, asker: str, names: dict
     "Which drink do I like?" is about the one asking: the drinks of the others are near misses. All of ``found``
     when none names them, or the question is not about the asker.
     """
-    if not (found and _PERSON.fullmatch(asker or '') and asks_of_asker(question)):
+    if not (found and PERSON_ID.fullmatch(asker or '') and asks_of_asker(question)):
         return list(found)
-    name = names.get(asker, '')
-    return [m for m in found if asker in m.text or bool(name) and re.search(rf'\b{re.escape(name)}\b', m.text, re.I)] \
-        or list(found)
-
-
-_PERSON = re.compile(r'<(?:face|voice)_\d+>')
+    return [m for m in found if names_person(m.text, asker, names.get(asker, ''))] or list(found)
 
 
 def _mentions(text: str, people: set[str]) -> bool:

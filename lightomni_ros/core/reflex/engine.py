@@ -14,7 +14,6 @@ import contextlib
 import dataclasses
 import datetime as _dt
 import logging
-import re
 import threading
 import time
 import zoneinfo
@@ -98,15 +97,10 @@ def check_heads_embedder(path: Any, embedder: TextEmbedder) -> None:
         log.warning('reflex heads %s do not record their text embedder; assuming %s (same dimension)', path, mine)
 
 
-def _tells_of(text: str, face: str, name: str) -> bool:
-    """Whether ``text`` names ``face`` by its id or by ``name``."""
-    return face in text or bool(name) and re.search(rf'\b{re.escape(name)}\b', text, re.I) is not None
-
-
 def _names_for(face: str, names: dict[str, str], told: str, seg: SegmentInput) -> bool:
     """Whether the response prompt needs the profile of ``face``: its id is in ``told``, it is in view or asked of."""
     name = names.get(face, '')
-    return face in told or face in seg.face_ids or bool(name) and _tells_of(seg.utterance, face, name)
+    return face in told or face in seg.face_ids or bool(name) and names_person(seg.utterance, '', name)
 
 
 def greeting(utterance: str) -> str:

@@ -304,12 +304,11 @@ def misquoted(reply: str, memories: Sequence[MemoryItem]) -> str:
     A quote says these were someone's words: 'Kwame said: "Okay, I will remember that."' is made of words from two
     memories (and the robot's own phrase), which the word-overlap check lets through.
     """
+    quotes = [q for q in _QUOTED.findall(reply) if content_words(q)]
+    if not quotes:      # most replies quote nothing: the memories' words are not read for them
+        return ''
     held = [content_words(evidence(m.text)) | content_words(speakable(m.text, {})) for m in memories]
-    for quote in _QUOTED.findall(reply):
-        words = content_words(quote)
-        if words and not any(words <= h for h in held):
-            return quote.strip()
-    return ''
+    return next((q.strip() for q in quotes if not any(content_words(q) <= h for h in held)), '')
 
 
 def names_in(text: str) -> set[str]:
