@@ -68,6 +68,21 @@ def test_a_greeting_answers_no_question_from_nobody_new() -> None:
     assert reply_problem('Nice to meet you, petrol prices will rise next week.', 'Robot, any news about petrol prices?',
                          MEMORIES) == 'reply greets, but the question introduces nobody'
     assert reply_problem('Nice to meet you, Ana.', "Hi robot, I'm Ana.", MEMORIES) == ''
+    # a name said only as someone's introduces nobody, asked or not (speech recognition drops the question mark)
+    assert 'greets' in reply_problem('Nice to meet you, Kwame.', "okay robot in which month is kwame's birthday",
+                                     MEMORIES)
+    assert 'whom the words do not introduce' in reply_problem('Nice to meet you, Kwame.',
+                                                              "row bot about kwame's birthday", MEMORIES)
+    assert reply_problem('Nice to meet you, Kwame.', "robot this is kwame, kwame's my brother", MEMORIES) == ''
+
+
+def test_a_person_memory_knows_is_no_hometown() -> None:
+    mems = [MemoryItem('profile:<face_3>', '<face_3> is Jamal (updated_by: introduction)'),
+            MemoryItem('profile:<face_4>', '<face_4> is Leila (updated_by: introduction)'),
+            MemoryItem('semantic:2', 'Leila comes from Hanoi.', 0.5)]
+    assert 'whom memory knows as a person' in reply_problem('Leila comes from Jamal.', "What is Leila's hometown?",
+                                                            mems)
+    assert reply_problem('Leila comes from Hanoi.', "What is Leila's hometown?", mems) == ''
     # without retrieved facts there is nothing to check the content against
     assert reply_problem('Hello there, nice to meet you.', 'hi robot', MEMORIES[:1]) == ''
 
@@ -133,6 +148,9 @@ def test_a_confirmation_does_not_answer_a_question() -> None:
     assert reply_problem('Thanks, I will keep that in mind.', 'excuse me row bot any news about the pool', mems)
     # "what a ..." exclaims; "what about ..." and "what is an ..." ask
     assert not asks('What a long day it has been.') and not asks('Robot, what an idea!')
+    # a question word after a preposition opens a question too; a preposition alone does not
+    assert asks('okay robot at what time is lunch') and asks('in which month is the party')
+    assert not asks('in the morning I run') and not asks('I work in what they call a lab')
     assert asks('So, what about the keys') and asks('what is an allergy')
     # asked what someone said, as a request: a confirmation is no answer to that either
     assert asks('Tell me the last thing Ana said.')

@@ -384,8 +384,9 @@ def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
     import lightomni_ros.core.reflex.engine as engine_module
 
     replies: list[str] = []
+    monkeypatch.setattr(engine.cfgs.backbone, 'memory_retry_beams', 0)    # the greedy readings are compared
     monkeypatch.setattr(engine_module, 'topic_from_reply',
-                        lambda seg, response, reply, *rest, **kw: replies.append(reply))
+                        lambda seg, response, reply, *rest, **kw: replies.append(reply) or reply)
     segs = [SegmentInput(segment_id=30 + i, start=300.0 + 10 * i, end=305.0 + 10 * i, transcript=t,
                          face_ids=faces)
             for i, (t, faces) in enumerate([
@@ -400,6 +401,55 @@ def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
     assert len(engine.memory_passes([(s, '') for s in segs], max_new_tokens=24)) == 3
     assert replies == single and len(set(single)) == 3
     assert engine.memory_passes([(s, '') for s in segs], stop=lambda: True, max_new_tokens=24) is None
+
+
+def test_a_doubtful_reading_gets_a_second_look():
+    """A reading whose fact the checks dropped, or with no fact of a statement, is doubted; a beam reading whose
+    facts all pass replaces it, one that keeps fewer facts does not; a question or a broadcast is not doubted."""
+    from lightomni_ros.core.segment import SpeakerTurn
+    from lightomni_ros.core.topic import TopicData
+    told = SegmentInput(segment_id=1, start=0, end=5, transcript='Heads up, lunch is at four.', face_ids=['<face_3>'],
+                        speaker_face='<face_3>')
+    wrong = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking", '
+                                             '"semantic": ["<face_3> comes from the bedroom table."]}')
+    assert wrong.dropped and not wrong.semantic and sleep.reread(told, wrong)
+    nothing = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking"}')
+    assert not nothing.dropped and sleep.reread(told, nothing)
+    right = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking", "semantic": ["Lunch is at four."]}')
+    assert not sleep.reread(told, right)
+    kept = sleep.better_reading(wrong, [nothing, right])
+    assert kept is right and kept.reading == 2 and kept.semantic == ['Lunch is at four.']
+    assert sleep.better_reading(wrong, [nothing]) is wrong and wrong.reading == 0
+    two = TopicData(segment_id=1, start=0, end=5, semantic=['Lunch is at four.', 'Tea is at five.'],
+                    producer='memory-adapter', dropped=['<face_3> comes from Lunch.'])
+    assert sleep.better_reading(two, [right]) is two      # a reading that keeps fewer facts is no better
+    asked = SegmentInput(segment_id=2, start=0, end=5, transcript='Robot, when is lunch?', face_ids=['<face_3>'],
+                         speaker_face='<face_3>')
+    assert not sleep.reread(asked, sleep.topic_from_reply(asked, '', '{"visual": "<face_3> talking"}'))
+    news = 'The pool reopens on Thursday.'
+    tv = SegmentInput(segment_id=3, start=0, end=5, transcript=news,
+                      turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text=news)])
+    assert not sleep.reread(tv, sleep.topic_from_reply(tv, '', '{"visual": "nobody in view"}'))
+
+
+def test_memory_pass_keeps_the_beam_reading_that_passes_the_checks(engine, monkeypatch):
+    """The greedy reading lost its fact to the checks: the first beam reading whose facts pass is stored."""
+    tok = engine.backbone.tokenizer
+    greedy = tok.encode('", "semantic": ["<face_1> comes from the bedroom table."]}')
+    beams = [tok.encode('"}'), tok.encode('", "semantic": ["Lunch is at four."]}')]
+    monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (list(greedy), False))
+    monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([list(b) for b in beams], False))
+    monkeypatch.setattr(engine.backbone, 'test_model', False)
+    seg = SegmentInput(segment_id=40, start=400.0, end=404.0, transcript='Heads up, lunch is at four.',
+                       face_ids=['<face_1>'], speaker_face='<face_1>')
+    topic = engine.memory_pass(seg, '')
+    assert topic.semantic == ['Lunch is at four.'] and topic.reading == 2, topic
+    monkeypatch.setattr(engine.cfgs.backbone, 'memory_retry_beams', 0)
+    assert engine.memory_pass(seg, '').semantic == [] and '<face_1> comes from the bedroom table.' in \
+        engine.memory_pass(seg, '').dropped
+    monkeypatch.setattr(engine.cfgs.backbone, 'memory_retry_beams', 4)
+    monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([], True))
+    assert engine.memory_pass(seg, '') is None, 'pre-empted during the second look: re-queued'
 
 
 def test_summarize_merge(engine):
@@ -782,6 +832,19 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert not sleep.town_heard('Ana comes from the cafe.', 'Kwame, the new cafe was an absolute mess.')
     assert sleep.town_heard('Ana comes from Osaka.', 'Osaka is where I was born.')
     assert sleep.town_heard('Ana comes from the Netherlands.', "I'm from the Netherlands.")
+    # a place said of a thing is not where the speaker is
+    thermos = SegmentInput(segment_id=6, start=0, end=1, face_ids=['<face_3>'], speaker_face='<face_3>',
+                           transcript="Robot, I'm Tariq, keep in mind that the thermos is under the bed.")
+    assert sleep.heard_facts(['Tariq is under the bed.', '<face_3> is under the bed.', 'The thermos is under the bed.'],
+                             thermos) == (['The thermos is under the bed.'],
+                                          ['Tariq is under the bed.', '<face_3> is under the bed.'])
+    assert sleep.place_heard('<face_2> is in the kitchen.', "I'm in the kitchen now.", set())
+    assert sleep.place_heard('Ana is in the garden.', 'Ana is in the garden with the dog.', {'ana'})
+    # a trade said as what someone is, not as what they own
+    assert not sleep.owned_heard('Tariq has a photographer.', 'I have been a photographer for ten years.')
+    assert not sleep.owned_heard('<face_1> has a nurse.', 'As a nurse I start work very early.')
+    assert sleep.owned_heard('<face_3> has a dog called Pepper.', 'At home I look after a dog called Pepper.')
+    assert sleep.owned_heard('Ana has a bike.', "I'm a cyclist, I have a bike.")
     # the words said, cut short, are no fact
     clip = SegmentInput(segment_id=7, start=0, end=1, transcript='Bimblo F2 now.', face_ids=['<face_3>'],
                         speaker_face='<face_3>')

@@ -54,6 +54,7 @@ class TopicData:
     dropped: list[str] = field(default_factory=list)   # facts of the model output that nothing in the segment said
     unseen_visual: str = ''            # the model's description of what was seen, replaced: the segment did not show it
     repaired: str = ''                 # the model's reply when it was no JSON and its complete fields were read alone
+    reading: int = 0                   # the beam reading kept on a second look (0: the greedy one; sleep.reread)
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""

@@ -448,6 +448,8 @@ class ReflexNode(LifecycleNode):
                     self.diag.count('sleep.visual_not_seen')
                 if topic.repaired:          # no JSON: the fields the model completed were read one by one
                     self.diag.count('sleep.replies_repaired')
+                if topic.reading:           # a beam reading kept on a second look (sleep.reread)
+                    self.diag.count('sleep.second_readings')
             if step.error:
                 self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()

@@ -15,7 +15,8 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
   match), ``speaker_correct`` (a recalled fact names its subject; speech of an unseen speaker or a device stored as
   nobody's fact), ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view),
   ``visual_replaced`` (descriptions of what was seen that the segment did not show, replaced by the rule's) and
-  ``repaired`` (replies that were no JSON but whose complete fields were read; they do not count as valid JSON);
+  ``repaired`` (replies that were no JSON but whose complete fields were read; they do not count as valid JSON)
+  and ``second_readings`` (passes whose stored Topic is a beam reading kept on a second look, ``sleep.reread``);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
@@ -89,12 +90,14 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
 
     valid_json, fact_recall, fact_precision, speaker_correct, unseen_as_person, visual_replaced: the share of the
     adapter's descriptions of what was seen that the segment did not show (replaced by the rule's), and repaired: the
-    share of passes whose reply was no JSON but had complete fields (``sleep.salvage_fields``; not valid JSON).
+    share of passes whose reply was no JSON but had complete fields (``sleep.salvage_fields``; not valid JSON),
+    second_readings: the share whose Topic is a beam reading kept on a second look (``sleep.reread``).
     """
     passes = [r for r in runs if r.topic is not None]
     valid = sum(r.topic.producer == 'memory-adapter' and not r.topic.repaired for r in passes)
     repaired = sum(bool(r.topic.repaired) for r in passes)
     replaced = sum(bool(r.topic.unseen_visual) for r in passes)
+    second = sum(r.topic.reading > 0 for r in passes)
     gold_n = recalled = pred_n = precise = 0
     speaker_ok = speaker_n = unseen_bad = 0
     for r in passes:
@@ -123,7 +126,7 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
             'fact_recall': recalled / max(1, gold_n), 'fact_precision': precise / max(1, pred_n),
             'speaker_correct': speaker_ok / max(1, speaker_n), 'unseen_as_person': unseen_bad,
             'visual_replaced': replaced / max(1, valid + repaired), 'repaired': repaired / max(1, len(passes)),
-            'gold_facts': gold_n, 'stored_facts': pred_n}
+            'second_readings': second / max(1, len(passes)), 'gold_facts': gold_n, 'stored_facts': pred_n}
 
 
 def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
@@ -531,7 +534,9 @@ def run(args: argparse.Namespace) -> int:
             'response': r.response,
             'response_source': r.source, 'gold_response': r.record.get('response', ''),
             'topic': None if r.topic is None else {'semantic': r.topic.semantic, 'remembered': r.topic.remembered,
-                                                   'visual': r.topic.visual, 'producer': r.topic.producer},
+                                                   'visual': r.topic.visual, 'producer': r.topic.producer,
+                                                   'dropped': r.topic.dropped, 'problem': r.topic.problem,
+                                                   'reading': r.topic.reading},
             'gold_topic': r.record.get('topic'), 'gold_facts': r.record.get('facts') or [],
             'gold_answer': r.record.get('answer'), 'notes': r.notes,
             'memories': r.memories, 'shown': r.shown}) + '\n' for r in runs) + ''.join(json.dumps({

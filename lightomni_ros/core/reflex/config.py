@@ -34,6 +34,11 @@ class BackboneConfig:
     max_new_tokens: int = param(48, 'Upper bound on generated tokens of a response.', min=1)
     memory_max_new_tokens: int = param(160, 'Upper bound on generated tokens of a sleep-time memory pass or summary.',
                                        min=1)
+    memory_retry_beams: int = param(4, 'When a memory pass keeps no fact of a segment in which someone told '
+                                       'something, or the checks dropped a fact it claimed, decode this many readings '
+                                       'with a beam search and keep the most likely whose facts all pass the checks '
+                                       '(0 or 1: off). Sleep time only; about two more greedy decodes, only for '
+                                       'those segments.', min=0)
 
     def check(self) -> None:
         """Cross-field rules."""

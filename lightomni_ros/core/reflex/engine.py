@@ -46,8 +46,8 @@ from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, fallback_topic, find_remembered, find_reminders, memory_opening, parse_json_object,
-                    topic_from_reply)
+from .sleep import (Preemption, better_reading, fallback_topic, find_remembered, find_reminders, memory_opening,
+                    parse_json_object, reread, topic_from_reply)
 from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
 
@@ -456,7 +456,31 @@ class ReflexEngine:
                 crop_to(cache, plen)
         if interrupted:
             return None
-        return self._memory_topic(seg, response, ids, names, opening)
+        return self._second_look(seg, response, self._memory_topic(seg, response, ids, names, opening), names,
+                                 opening, stop)
+
+    def _second_look(self, seg: SegmentInput, response: str, topic: TopicData, names: dict[str, str],
+                     opening: str, stop: Callable[[], bool] | None) -> TopicData | None:
+        """``topic``, or a beam reading of ``seg`` whose facts pass the checks where the greedy one's did not.
+
+        Only for a reading :func:`~.sleep.reread` doubts (``backbone.memory_retry_beams`` > 1); a greedy decode of a
+        small adapter on words unlike its training misses facts a less likely reading has. None when pre-empted.
+        """
+        width = self.cfgs.backbone.memory_retry_beams
+        if width < 2 or self.backbone.test_model or not reread(seg, topic):
+            return topic
+        with self.sleep_time(), self.adapters.use('memory') as active:
+            omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
+            parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni, opening=opening)
+            hidden, cache, plen, end = self.prefill('memory', parts, active)
+            try:
+                readings, interrupted = gen.beam_decode(self.backbone, hidden[-1:], cache, end,
+                                                        self.cfgs.backbone.memory_max_new_tokens, width, stop)
+            finally:
+                crop_to(cache, plen)
+        if interrupted:
+            return None
+        return better_reading(topic, [self._memory_topic(seg, response, ids, names, opening) for ids in readings])
 
     def _saw_frames(self, seg: SegmentInput) -> bool:
         return self.backbone.kind == 'omni' and bool(seg.frames)
@@ -501,8 +525,14 @@ class ReflexEngine:
                 self.backbone, cache, rows, max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
         if interrupted:
             return None
-        return [self._memory_topic(seg, response, row_ids, known, opening)
-                for (seg, response), row_ids, known, opening in zip(items, ids, names, openings)]
+        topics = []
+        for (seg, response), row_ids, known, opening in zip(items, ids, names, openings):
+            topic = self._second_look(seg, response, self._memory_topic(seg, response, row_ids, known, opening),
+                                      known, opening, stop)
+            if topic is None:
+                return None
+            topics.append(topic)
+        return topics
 
     @torch.no_grad()
     def summarize(self, req: SummaryRequest, default_max_tokens: int = 120,

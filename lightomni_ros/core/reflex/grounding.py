@@ -152,10 +152,12 @@ have had own owns work works worked play plays played live lives lived come come
 #: the words of a confirmation that say the robot will keep what it was told
 _KEEP_WORDS = frozenset('remember keep mind note noted'.split())
 
-#: a clause that asks: it starts with a question word or with "do I", "is the", ... (speech recognition may drop the
-#: question mark; "can you ..." and "could you ..." are requests more often than questions); "what a day" exclaims
-_ASKS = re.compile(r"(?:^|[,;:.!?]\s*)(?:what(?!\s+an?\b)|where|when|who|whom|whose|which|why|how|(?:do|does|did|is|"
-                   r"are|was|were|have|has)\s+\w+)\b", re.I)
+#: a clause that asks: it starts with a question word (after a preposition: "in which month", "at what time") or with
+#: "do I", "is the", ... (speech recognition may drop the question mark; "can you ..." and "could you ..." are
+#: requests more often than questions); "what a day" exclaims
+_ASKS = re.compile(r"(?:^|[,;:.!?]\s*)(?:(?:in|at|on|for|from|since|until|to|with|by|of|about) (?=which|what|whom|"
+                   r"whose|how|when|where))?(?:what(?!\s+an?\b)|where|when|who|whom|whose|which|why|how|(?:do|does|"
+                   r"did|is|are|was|were|have|has)\s+\w+)\b", re.I)
 
 
 #: words that open a sentence addressed to someone before what it says ("okay robot, ...", "excuse me, ...")
@@ -232,7 +234,9 @@ def greets_stranger(reply: str, utterance: str) -> str:
     if not m or m.group(1) in introduced:
         return ''
     name = m.group(1)
-    if not re.search(rf"\b{re.escape(name)}\b", utterance, re.I) or names_a_place(name, utterance):
+    said = re.findall(rf"\b{re.escape(name)}\b(?:'s\b)?", utterance, re.I)
+    if not said or names_a_place(name, utterance) or all(w.lower().endswith("'s") for w in said):
+        # "in which month is Kwame's birthday": a name said only as someone's introduces nobody
         return f'reply greets {name}, whom the words do not introduce'
     return ''
 
@@ -274,6 +278,9 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     if unknown:
         # "Yar's thermos is in the green basket.": a name of nobody the robot knows is no slip to say aloud
         return f'reply names someone the memories do not ({", ".join(sorted(unknown))})'
+    place = person_as_place(text, memories)
+    if place:
+        return f'reply says someone is from {place}, whom memory knows as a person'
     quote = misquoted(text, memories)
     if quote:
         return f'reply quotes words no memory holds together ("{quote}")'
@@ -309,6 +316,21 @@ def misquoted(reply: str, memories: Sequence[MemoryItem]) -> str:
         return ''
     held = [content_words(evidence(m.text)) | content_words(speakable(m.text, {})) for m in memories]
     return next((q.strip() for q in quotes if not any(content_words(q) <= h for h in held)), '')
+
+
+#: where someone is from or lives: "comes from Hanoi", "lives in Nairobi", "grew up in Leeds"
+_FROM_PLACE = re.compile(r"\b(?:comes? from|came from|is from|are from|lives? in|lived in|grew up in|was born in|"
+                         r"was raised in|moved from)\s+([A-Z][\w'-]*)")
+
+
+def person_as_place(reply: str, memories: Sequence[MemoryItem]) -> str:
+    """The name of a person memory knows that ``reply`` gives as a place ('' when none).
+
+    "Leila comes from Jamal.": a hometown the words of a profile name as a person is a slip, however grounded its
+    words are.
+    """
+    people = {n.lower() for n in face_names(memories).values()}
+    return next((m.group(1) for m in _FROM_PLACE.finditer(reply) if m.group(1).lower() in people), '')
 
 
 def names_in(text: str) -> set[str]:

@@ -16,7 +16,7 @@ import json
 import logging
 import re
 import threading
-from typing import Any
+from typing import Any, Sequence
 
 from ..text import TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_other, may_be_name, names_a_place, sentences
 from ..timeparse import reminder_intent
@@ -175,6 +175,31 @@ def news(facts: list[str]) -> list[str]:
     return [f for f in facts if not f.startswith('<voice_')]
 
 
+def reread(seg: SegmentInput, topic: TopicData) -> bool:
+    """Whether the memory pass's reading of ``seg`` deserves a second look (beam readings, best first).
+
+    The checks dropped a fact it claimed (it misread the words: "<face_3> comes from the bedroom table." after
+    "Heads up, lunch is at four."), or it kept no fact though someone told something (a statement, not only a
+    question: "I stuck the torch under the bed."). A broadcast keeps no fact of its own either way (:func:`broadcast`).
+    """
+    if broadcast(seg, topic.response):
+        return False
+    if topic.dropped:
+        return True
+    return not topic.semantic and any(not only_asks(words) for _, words in seg.said())
+
+
+def better_reading(greedy: TopicData, readings: Sequence[TopicData]) -> TopicData:
+    """The first of ``readings`` (best first) whose facts all passed the checks, when it keeps at least as many
+    facts as ``greedy``; else ``greedy``. Its ``reading`` says which beam it was (1-based)."""
+    for rank, topic in enumerate(readings, 1):
+        if topic.producer == 'memory-adapter' and topic.semantic and not topic.dropped \
+                and len(topic.semantic) >= len(greedy.semantic):
+            topic.reading = rank
+            return topic
+    return greedy
+
+
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
@@ -233,6 +258,48 @@ def town_heard(fact: str, words: str) -> bool:
         or re.match(r"\s+is where\b", words[x.end():], re.I) for x in said)
 
 
+#: a fact that puts someone somewhere ("Tariq is under the bed."): who, and where
+_AT_PLACE = re.compile(r"^(.*?)\s+(?:is|was)\s+((?:in|on|under|behind|beside|inside|next to|on top of|near)\s+[^.]+)",
+                       re.I)
+#: what a place was said of, just before it: a thing ("the thermos is ", "my keys are still ")
+_THING_AT = re.compile(r"\b(?:the|my|your|his|her|our|their|a|an)\s+(?:[\w-]+\s+){0,2}(?:is|are|was|were)\s+"
+                       r"(?:still\s+|now\s+)?$", re.I)
+
+
+def place_heard(fact: str, words: str, people: set[str]) -> bool:
+    """Whether a fact that puts a person somewhere was said of that person, not of a thing.
+
+    "Robot, I'm Tariq, keep in mind that the thermos is under the bed." tells where the thermos is; the adapter's
+    "Tariq is under the bed." moves the place onto the speaker (``people``: the lower-case names of those in view
+    or introduced; an id counts as a person too).
+    """
+    m = _AT_PLACE.match(fact.strip())
+    if not m or not (PERSON_ID.fullmatch(m.group(1)) or m.group(1).lower() in people):
+        return True
+    said = [x.start() for x in re.finditer(re.escape(m.group(2).strip()), words or '', re.I)]
+    return not said or any(not _THING_AT.search(words[:x]) for x in said)
+
+
+#: a fact of owning ("Tariq has a photographer."): what is owned
+_HAS_A = re.compile(r"^.*?\s+(?:has|had|owns)\s+(an?\s+[^.]+?)\.?$", re.I)
+#: what a role or trade is said after ("I have been a photographer", "as a nurse", "I'm a chef"): not owned
+_BE_A = re.compile(r"\b(?:am|'m|is|'s|are|'re|was|were|be|been|being|as|became|become)\s+$", re.I)
+
+
+def owned_heard(fact: str, words: str) -> bool:
+    """Whether what a fact says someone has ("Tariq has a dog called Pepper.") was said as owned, not as what they are.
+
+    "I have been a photographer for ten years." says what Tariq is; the adapter's "Tariq has a photographer." (the
+    words' "have" and "a photographer" put together) says he keeps one.
+    """
+    m = _HAS_A.match(fact.strip())
+    if not m:
+        return True
+    owned = m.group(1).split()
+    said = [x.start() for x in re.finditer(re.escape(' '.join(owned[:2])), words or '', re.I)]
+    return not said or any(not _BE_A.search(words[:x]) for x in said)
+
+
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
 #: comes from Porto.", "Ana found the film boring."): they say how a fact is stored, not something heard
 FORM_WORDS = frozenset('called likes drink enjoys comes works allergic plays birthday found thinks has'.split())
@@ -252,7 +319,10 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     Dublin." after "my family lives in Dublin" (:func:`names_a_place`), nor a fact that ends at "called"; a calendar
     word is a name only where an introduction gives it ("I'm April"), and a name the words only call out ("Sofia, I
     really enjoyed the cafe.") is the one addressed, given to nobody. A hometown fact needs its town said as one
-    (:func:`town_heard`). A fact that opens with a list of people ("<face_1>, <face_2> is forecast for the
+    (:func:`town_heard`), a place a person is at one said of them, not of a thing (:func:`place_heard`: "Tariq is
+    under the bed." after "I'm Tariq, ... the thermos is under the bed."), what a person has one said as owned, not
+    as what they are (:func:`owned_heard`: "Tariq has a photographer." after "I have been a photographer"). A fact
+    that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
     anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact.
     """
@@ -269,6 +339,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         given = _NAMED.findall(fact)
         ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
+              and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced})
+              and owned_heard(fact, seg.utterance)
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance)
                       and not names_a_place(n, seg.utterance) for n in given))
