@@ -385,6 +385,7 @@ def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
 
     replies: list[str] = []
     monkeypatch.setattr(engine.cfgs.backbone, 'memory_retry_beams', 0)    # the greedy readings are compared
+    monkeypatch.setattr(engine.cfgs.backbone, 'memory_read_alone', False)
     monkeypatch.setattr(engine_module, 'topic_from_reply',
                         lambda seg, response, reply, *rest, **kw: replies.append(reply) or reply)
     segs = [SegmentInput(segment_id=30 + i, start=300.0 + 10 * i, end=305.0 + 10 * i, transcript=t,
@@ -432,6 +433,28 @@ def test_a_doubtful_reading_gets_a_second_look():
     assert not sleep.reread(tv, sleep.topic_from_reply(tv, '', '{"visual": "nobody in view"}'))
 
 
+def test_statements_no_fact_tells_of_are_read_alone():
+    """Two statements by one speaker and a fact of one: the other is read alone; a pinned quote tells of both."""
+    from lightomni_ros.core.segment import SpeakerTurn
+    words = 'I react badly to pollen. At home I look after a tortoise called Sheldon. Where is my hat?'
+    seg = SegmentInput(segment_id=1, start=0, end=5, transcript=words, face_ids=['<face_2>'], speaker_face='<face_2>',
+                       turns=[SpeakerTurn(start=0.0, end=2.0, voice_id='<voice_1>', face_id='<face_2>',
+                                          text=words[:24]),
+                              SpeakerTurn(start=2.0, end=5.0, voice_id='<voice_1>', face_id='<face_2>',
+                                          text=words[25:])])
+    one = sleep.topic_from_reply(seg, '', '{"visual": "<face_2> talking", "semantic": ["<face_2> has a tortoise '
+                                          'called Sheldon."]}')
+    assert sleep.untold(seg, one) == ['I react badly to pollen.']
+    alone = sleep.one_sentence(seg, 'I react badly to pollen.')
+    assert alone.said() == [('<face_2>', 'I react badly to pollen.')] and alone.face_ids == seg.face_ids
+    assert alone.turns[0].start == 0.0 and alone.turns[0].end == 5.0
+    pinned = sleep.topic_from_reply(seg, '', '{"visual": "<face_2> talking", "remembered": ["<face_2> said: ' +
+                                    words + '"]}')
+    assert sleep.untold(seg, pinned) == []
+    single = SegmentInput(segment_id=2, start=0, end=5, transcript='I react badly to pollen.', face_ids=['<face_2>'])
+    assert sleep.untold(single, sleep.topic_from_reply(single, '', '{"visual": "<face_2>"}')) == []
+
+
 def test_memory_pass_keeps_the_beam_reading_that_passes_the_checks(engine, monkeypatch):
     """The greedy reading lost its fact to the checks: the first beam reading whose facts pass is stored."""
     tok = engine.backbone.tokenizer
@@ -450,6 +473,14 @@ def test_memory_pass_keeps_the_beam_reading_that_passes_the_checks(engine, monke
     monkeypatch.setattr(engine.cfgs.backbone, 'memory_retry_beams', 4)
     monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([], True))
     assert engine.memory_pass(seg, '') is None, 'pre-empted during the second look: re-queued'
+    # two statements, a fact of one: the other read alone adds its fact
+    two = SegmentInput(segment_id=41, start=410.0, end=414.0, face_ids=['<face_1>'], speaker_face='<face_1>',
+                       transcript='Lunch is at four. The torch is under the bed.')
+    readings = iter([tok.encode('", "semantic": ["Lunch is at four."]}'),
+                     tok.encode('", "semantic": ["The torch is under the bed."]}')])
+    monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (list(next(readings)), False))
+    topic = engine.memory_pass(two, '')
+    assert topic.semantic == ['Lunch is at four.', 'The torch is under the bed.'] and topic.read_alone == 1, topic
 
 
 def test_summarize_merge(engine):
@@ -845,6 +876,8 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert not sleep.owned_heard('<face_1> has a nurse.', 'As a nurse I start work very early.')
     assert sleep.owned_heard('<face_3> has a dog called Pepper.', 'At home I look after a dog called Pepper.')
     assert sleep.owned_heard('Ana has a bike.', "I'm a cyclist, I have a bike.")
+    assert not sleep.owned_heard('Mei has a cat hair.', 'I react badly to cat hair.')
+    assert sleep.owned_heard('Ana has a sister.', 'My sister lives in Leeds.')
     # the words said, cut short, are no fact
     clip = SegmentInput(segment_id=7, start=0, end=1, transcript='Bimblo F2 now.', face_ids=['<face_3>'],
                         speaker_face='<face_3>')

@@ -55,6 +55,7 @@ class TopicData:
     unseen_visual: str = ''            # the model's description of what was seen, replaced: the segment did not show it
     repaired: str = ''                 # the model's reply when it was no JSON and its complete fields were read alone
     reading: int = 0                   # the beam reading kept on a second look (0: the greedy one; sleep.reread)
+    read_alone: int = 0                # statements read alone on a second look, their facts added (sleep.untold)
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""

@@ -450,6 +450,8 @@ class ReflexNode(LifecycleNode):
                     self.diag.count('sleep.replies_repaired')
                 if topic.reading:           # a beam reading kept on a second look (sleep.reread)
                     self.diag.count('sleep.second_readings')
+                if topic.read_alone:        # statements no fact told of, read alone (sleep.untold)
+                    self.diag.count('sleep.statements_read_alone', topic.read_alone)
             if step.error:
                 self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()

@@ -16,7 +16,8 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
   nobody's fact), ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view),
   ``visual_replaced`` (descriptions of what was seen that the segment did not show, replaced by the rule's) and
   ``repaired`` (replies that were no JSON but whose complete fields were read; they do not count as valid JSON)
-  and ``second_readings`` (passes whose stored Topic is a beam reading kept on a second look, ``sleep.reread``);
+  ``second_readings`` (passes whose stored Topic is a beam reading kept on a second look, ``sleep.reread``) and
+  ``read_alone`` (passes that read statements no fact told of alone, ``sleep.untold``);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
@@ -91,13 +92,15 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     valid_json, fact_recall, fact_precision, speaker_correct, unseen_as_person, visual_replaced: the share of the
     adapter's descriptions of what was seen that the segment did not show (replaced by the rule's), and repaired: the
     share of passes whose reply was no JSON but had complete fields (``sleep.salvage_fields``; not valid JSON),
-    second_readings: the share whose Topic is a beam reading kept on a second look (``sleep.reread``).
+    second_readings: the share whose Topic is a beam reading kept on a second look (``sleep.reread``), read_alone:
+    the share that read statements alone (``sleep.untold``).
     """
     passes = [r for r in runs if r.topic is not None]
     valid = sum(r.topic.producer == 'memory-adapter' and not r.topic.repaired for r in passes)
     repaired = sum(bool(r.topic.repaired) for r in passes)
     replaced = sum(bool(r.topic.unseen_visual) for r in passes)
     second = sum(r.topic.reading > 0 for r in passes)
+    alone = sum(r.topic.read_alone > 0 for r in passes)
     gold_n = recalled = pred_n = precise = 0
     speaker_ok = speaker_n = unseen_bad = 0
     for r in passes:
@@ -126,7 +129,8 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
             'fact_recall': recalled / max(1, gold_n), 'fact_precision': precise / max(1, pred_n),
             'speaker_correct': speaker_ok / max(1, speaker_n), 'unseen_as_person': unseen_bad,
             'visual_replaced': replaced / max(1, valid + repaired), 'repaired': repaired / max(1, len(passes)),
-            'second_readings': second / max(1, len(passes)), 'gold_facts': gold_n, 'stored_facts': pred_n}
+            'second_readings': second / max(1, len(passes)), 'read_alone': alone / max(1, len(passes)),
+            'gold_facts': gold_n, 'stored_facts': pred_n}
 
 
 def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
@@ -536,7 +540,7 @@ def run(args: argparse.Namespace) -> int:
             'topic': None if r.topic is None else {'semantic': r.topic.semantic, 'remembered': r.topic.remembered,
                                                    'visual': r.topic.visual, 'producer': r.topic.producer,
                                                    'dropped': r.topic.dropped, 'problem': r.topic.problem,
-                                                   'reading': r.topic.reading},
+                                                   'reading': r.topic.reading, 'read_alone': r.topic.read_alone},
             'gold_topic': r.record.get('topic'), 'gold_facts': r.record.get('facts') or [],
             'gold_answer': r.record.get('answer'), 'notes': r.notes,
             'memories': r.memories, 'shown': r.shown}) + '\n' for r in runs) + ''.join(json.dumps({

@@ -39,6 +39,9 @@ class BackboneConfig:
                                        'with a beam search and keep the most likely whose facts all pass the checks '
                                        '(0 or 1: off). Sleep time only; about two more greedy decodes, only for '
                                        'those segments.', min=0)
+    memory_read_alone: bool = param(True, 'When one speaker said two or more statements and the memory pass kept '
+                                          'facts of fewer, read each statement no fact tells of alone (a greedy pass '
+                                          'of its own) and add its facts that pass the checks. Sleep time only.')
 
     def check(self) -> None:
         """Cross-field rules."""

@@ -47,7 +47,7 @@ from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, better_reading, fallback_topic, find_remembered, find_reminders, memory_opening,
-                    parse_json_object, reread, topic_from_reply)
+                    one_sentence, parse_json_object, reread, topic_from_reply, untold)
 from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
 
@@ -445,42 +445,56 @@ class ReflexEngine:
         """
         names = self.known_names(list(seg.face_ids))
         opening = memory_opening(seg, self._saw_frames(seg), names)
-        with self.sleep_time(), self.adapters.use('memory') as active:
-            omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
-            parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni, opening=opening)
-            hidden, cache, plen, end = self.prefill('memory', parts, active)
-            try:
-                ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end,
-                                                     max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
-            finally:
-                crop_to(cache, plen)
-        if interrupted:
+        read = self._read(seg, names, opening, stop, limit=max_new_tokens)
+        if read is None:
             return None
-        return self._second_look(seg, response, self._memory_topic(seg, response, ids, names, opening), names,
+        return self._second_look(seg, response, self._memory_topic(seg, response, read[0], names, opening), names,
                                  opening, stop)
 
     def _second_look(self, seg: SegmentInput, response: str, topic: TopicData, names: dict[str, str],
                      opening: str, stop: Callable[[], bool] | None) -> TopicData | None:
-        """``topic``, or a beam reading of ``seg`` whose facts pass the checks where the greedy one's did not.
-
-        Only for a reading :func:`~.sleep.reread` doubts (``backbone.memory_retry_beams`` > 1); a greedy decode of a
-        small adapter on words unlike its training misses facts a less likely reading has. None when pre-empted.
+        """``topic``, or a better reading of ``seg``: a beam reading whose facts pass the checks where the greedy
+        one's did not (:func:`~.sleep.reread`), and the facts of statements no fact tells of, each read alone
+        (:func:`~.sleep.untold`). A greedy decode of a small adapter on words unlike its training misses facts a less
+        likely reading, or the sentence alone, has. None when pre-empted.
         """
-        width = self.cfgs.backbone.memory_retry_beams
-        if width < 2 or self.backbone.test_model or not reread(seg, topic):
+        cfg = self.cfgs.backbone
+        if self.backbone.test_model:
             return topic
+        if cfg.memory_retry_beams > 1 and reread(seg, topic):
+            readings = self._read(seg, names, opening, stop, cfg.memory_retry_beams)
+            if readings is None:
+                return None
+            topic = better_reading(topic, [self._memory_topic(seg, response, ids, names, opening) for ids in readings])
+        for sentence in untold(seg, topic) if cfg.memory_read_alone else []:
+            part = one_sentence(seg, sentence)
+            ids = self._read(part, names, opening, stop)
+            if ids is None:
+                return None
+            alone = self._memory_topic(part, response, ids[0], names, opening)
+            new = [f for f in alone.semantic if f not in topic.semantic]
+            topic.semantic += new
+            topic.dropped += alone.dropped
+            topic.read_alone += 1
+        return topic
+
+    def _read(self, seg: SegmentInput, names: dict[str, str], opening: str, stop: Callable[[], bool] | None,
+              width: int = 1, limit: int | None = None) -> list[list[int]] | None:
+        """The memory adapter's readings of ``seg`` (greedy, or ``width`` beams best first); None when pre-empted."""
         with self.sleep_time(), self.adapters.use('memory') as active:
             omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
             parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni, opening=opening)
             hidden, cache, plen, end = self.prefill('memory', parts, active)
+            limit = limit or self.cfgs.backbone.memory_max_new_tokens
             try:
-                readings, interrupted = gen.beam_decode(self.backbone, hidden[-1:], cache, end,
-                                                        self.cfgs.backbone.memory_max_new_tokens, width, stop)
+                if width > 1:
+                    readings, interrupted = gen.beam_decode(self.backbone, hidden[-1:], cache, end, limit, width, stop)
+                else:
+                    ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end, limit, stop)
+                    readings = [ids]
             finally:
                 crop_to(cache, plen)
-        if interrupted:
-            return None
-        return better_reading(topic, [self._memory_topic(seg, response, ids, names, opening) for ids in readings])
+        return None if interrupted else readings
 
     def _saw_frames(self, seg: SegmentInput) -> bool:
         return self.backbone.kind == 'omni' and bool(seg.frames)

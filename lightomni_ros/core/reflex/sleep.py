@@ -11,6 +11,7 @@ time parser) and labelled ``fallback-parser`` with the reason, never a crash.
 from __future__ import annotations
 
 import collections
+import dataclasses
 import datetime as _dt
 import json
 import logging
@@ -200,6 +201,31 @@ def better_reading(greedy: TopicData, readings: Sequence[TopicData]) -> TopicDat
     return greedy
 
 
+def untold(seg: SegmentInput, topic: TopicData) -> list[str]:
+    """The statements of ``seg`` that no fact or item of ``topic`` tells of, when one speaker said two or more.
+
+    The adapter, trained mostly on one fact a segment, often keeps one of two ("I react badly to pollen. At home I
+    look after a tortoise called Sheldon." gave the tortoise alone); each statement left is read alone
+    (:func:`one_sentence`). A question, typed words, several speakers or a broadcast are not split.
+    """
+    said = seg.said()
+    if len(said) != 1 or seg.typed_text.strip() or broadcast(seg, topic.response):
+        return []
+    told = [s for s in sentences(said[0][1]) if not asks(s)]
+    if len(told) < 2:
+        return []
+    kept = {stem(w) for f in topic.semantic + topic.remembered
+            for w in content_words(PERSON_ID.sub(' ', f)) - FORM_WORDS}
+    return [s for s in told if not {stem(w) for w in content_words(s)} & kept]
+
+
+def one_sentence(seg: SegmentInput, sentence: str) -> SegmentInput:
+    """``seg`` with ``sentence`` as all that was said (same time, faces, labels and speaker)."""
+    spoken = [t for t in seg.turns if t.text.strip()]
+    turns = [dataclasses.replace(spoken[0], end=spoken[-1].end, text=sentence)] if spoken else []
+    return dataclasses.replace(seg, transcript=sentence, turns=turns)
+
+
 def fallback_topic(seg: SegmentInput, response: str, problem: str, tz: _dt.tzinfo | None = None) -> TopicData:
     """A Topic built from the segment alone by rules, labelled ``fallback-parser``."""
     said = seg.utterance
@@ -282,6 +308,8 @@ def place_heard(fact: str, words: str, people: set[str]) -> bool:
 
 #: a fact of owning ("Tariq has a photographer."): what is owned
 _HAS_A = re.compile(r"^.*?\s+(?:has|had|owns)\s+(an?\s+[^.]+?)\.?$", re.I)
+#: what opens a thing someone has ("a dog", "my sister", "two cats")
+_OWNED = re.compile(r"\b(?:a|an|my|our|one|two|three|some|his|her|their)\s+(?:[\w-]+\s+)?$", re.I)
 #: what a role or trade is said after ("I have been a photographer", "as a nurse", "I'm a chef"): not owned
 _BE_A = re.compile(r"\b(?:am|'m|is|'s|are|'re|was|were|be|been|being|as|became|become)\s+$", re.I)
 
@@ -290,14 +318,16 @@ def owned_heard(fact: str, words: str) -> bool:
     """Whether what a fact says someone has ("Tariq has a dog called Pepper.") was said as owned, not as what they are.
 
     "I have been a photographer for ten years." says what Tariq is; the adapter's "Tariq has a photographer." (the
-    words' "have" and "a photographer" put together) says he keeps one.
+    words' "have" and "a photographer" put together) says he keeps one. "Mei has a cat hair." after "I react badly to
+    cat hair" owns nothing either: the thing must be said as one ("a dog", "my sister").
     """
     m = _HAS_A.match(fact.strip())
     if not m:
         return True
-    owned = m.group(1).split()
-    said = [x.start() for x in re.finditer(re.escape(' '.join(owned[:2])), words or '', re.I)]
-    return not said or any(not _BE_A.search(words[:x]) for x in said)
+    noun = m.group(1).split()[1]
+    said = [x.start() for x in re.finditer(rf"\b{re.escape(noun)}\b", words or '', re.I)]
+    # what is owned is said as a thing ("a dog", "my sister"), not only as what someone reacts to ("to cat hair")
+    return any(_OWNED.search(words[:x]) and not _BE_A.search(_OWNED.sub('', words[:x])) for x in said)
 
 
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
