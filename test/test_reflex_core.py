@@ -537,6 +537,8 @@ def test_a_profile_summary_that_invents_is_replaced_by_the_extractive_one(engine
     ('profile', '<face_1> works as a nurse."]}, <face_1> works as a nurse.', 'JSON left in it'),
     ('profile', '<face_1> is called Ana, a nurse.", фикаモデル', 'letters its texts lack'),
     ('profile', 'Ana is a nurse.", Ana came home. Ana is a nurse.', 'repeats itself'),
+    ('profile', 'Ana is called <face_4> is called <face_1>.', 'an id as a name or a place'),
+    ('merge', '<face_2> comes from <face_3> and cooked pasta.', 'an id as a name or a place'),
 ])
 def test_a_summary_that_is_not_prose_is_replaced_by_the_extractive_one(engine, monkeypatch, mode, written, why):
     """What a memory adapter trained for the memory JSON writes when asked for a paragraph never reaches S_g."""

@@ -368,6 +368,10 @@ def unsupported(text: str, sources: str) -> set[str]:
 _JSON_RESIDUE = re.compile(r'["\]}]\s*[\]}]|[{\[]\s*"|"\s*:\s*[\["{]')
 
 
+#: an id where a name or a place belongs ("is called <face_4>", "comes from <face_3>")
+_ID_AS_WORD = re.compile(r"\b(?:is called|named|comes? from|lives? in|is from)\s+<(?:face|voice)_", re.I)
+
+
 def prose_problem(text: str, instructions: Sequence[str], sources: str, json_ok: bool = False) -> str:
     """Why ``text`` (a model summary of ``sources``, asked for by ``instructions``) is not prose to keep; '' if it is.
 
@@ -385,6 +389,9 @@ def prose_problem(text: str, instructions: Sequence[str], sources: str, json_ok:
     parts = [x for x in parts if x]
     if len(parts) != len(set(parts)):
         return 'model summary repeats itself'
+    if _ID_AS_WORD.search(text):
+        # "Noor is called <face_4> is called <face_1>.", "<face_2> comes from <face_3>": ids strung into the forms
+        return 'model summary gives an id as a name or a place'
     foreign = sorted({c for c in text if c.isalpha() and ord(c) > 0x24F and c not in sources})
     if foreign:
         return f'model summary has letters its texts lack ({"".join(foreign[:5])})'
