@@ -873,6 +873,8 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
                                           ['Tariq is under the bed.', '<face_3> is under the bed.'])
     assert sleep.place_heard('<face_2> is in the kitchen.', "I'm in the kitchen now.", set())
     assert sleep.place_heard('Ana is in the garden.', 'Ana is in the garden with the dog.', {'ana'})
+    assert not sleep.place_heard('<face_1> is at lunch.', 'Okay robot, update: lunch got moved to two.', set())
+    assert sleep.place_heard('Lunch is at two.', 'Okay robot, update: lunch got moved to two.', set())
     # a trade said as what someone is, not as what they own
     assert not sleep.owned_heard('Tariq has a photographer.', 'I have been a photographer for ten years.')
     assert not sleep.owned_heard('<face_1> has a nurse.', 'As a nurse I start work very early.')

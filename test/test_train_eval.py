@@ -93,6 +93,8 @@ def test_memory_pass_scores() -> None:
     assert m['speaker_correct'] == pytest.approx(1 / 3) and m['unseen_as_person'] == 1
     assert A.norm("Joe's Car-Keys!") == 'joe s car keys' and A.matches('the blue drawer', ['blue drawer'])
     assert not A.matches('bluer drawers', ['blue drawer']) and not A.matches('anything', [])
+    assert A.matches('Sofia enjoys painting watercolours.', ['watercolour']) and A.has('two boxes', 'box')
+    assert not A.has('keystone', 'key') and not A.has('a blue drawer', 'blue draw')
 
 
 def test_answer_and_decision_scores() -> None:

@@ -61,8 +61,11 @@ def norm(text: str) -> str:
 
 
 def has(text: str, keyword: str) -> bool:
-    """Whether the normalised ``keyword`` occurs in ``text`` as whole words."""
-    return f' {norm(keyword)} ' in f' {norm(text)} '
+    """Whether the normalised ``keyword`` occurs in ``text`` as whole words (its last one also in the plural).
+
+    The plural: "painting watercolours" holds the keyword "watercolour" (the generator's own fact did not match it).
+    """
+    return bool(re.search(rf' {re.escape(norm(keyword))}(?:e?s)? ', f' {norm(text)} '))
 
 
 def matches(text: str, keywords: Sequence[str]) -> bool:

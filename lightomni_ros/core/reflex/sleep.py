@@ -285,25 +285,29 @@ def town_heard(fact: str, words: str) -> bool:
 
 
 #: a fact that puts someone somewhere ("Tariq is under the bed."): who, and where
-_AT_PLACE = re.compile(r"^(.*?)\s+(?:is|was)\s+((?:in|on|under|behind|beside|inside|next to|on top of|near)\s+[^.]+)",
-                       re.I)
+_AT_PLACE = re.compile(r"^(.*?)\s+(?:is|was)\s+((?:in|on|at|under|behind|beside|inside|next to|on top of|near)\s+"
+                       r"[^.]+)", re.I)
 #: what a place was said of, just before it: a thing ("the thermos is ", "my keys are still ")
 _THING_AT = re.compile(r"\b(?:the|my|your|his|her|our|their|a|an)\s+(?:[\w-]+\s+){0,2}(?:is|are|was|were)\s+"
                        r"(?:still\s+|now\s+)?$", re.I)
 
 
-def place_heard(fact: str, words: str, people: set[str]) -> bool:
+def place_heard(fact: str, words: str, people: set[str], labels: Sequence[str] = ()) -> bool:
     """Whether a fact that puts a person somewhere was said of that person, not of a thing.
 
     "Robot, I'm Tariq, keep in mind that the thermos is under the bed." tells where the thermos is; the adapter's
-    "Tariq is under the bed." moves the place onto the speaker (``people``: the lower-case names of those in view
-    or introduced; an id counts as a person too).
+    "Tariq is under the bed." moves the place onto the speaker, "<face_1> is at lunch." after "update: lunch got moved
+    to two" puts someone where nobody said (``people``: the lower-case names of those in view or introduced; an id
+    counts as a person too). Where a person is must be said as such, or seen (a frame label: "<face_1> is in the
+    garden." with the label "garden").
     """
     m = _AT_PLACE.match(fact.strip())
     if not m or not (PERSON_ID.fullmatch(m.group(1)) or m.group(1).lower() in people):
         return True
+    if any(re.search(rf"\b{re.escape(label)}\b", m.group(2), re.I) for label in labels if label.strip()):
+        return True
     said = [x.start() for x in re.finditer(re.escape(m.group(2).strip()), words or '', re.I)]
-    return not said or any(not _THING_AT.search(words[:x]) for x in said)
+    return any(not _THING_AT.search(words[:x]) for x in said)
 
 
 #: a fact of owning ("Tariq has a photographer."): what is owned
@@ -369,7 +373,7 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         given = _NAMED.findall(fact)
         ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
-              and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced})
+              and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
               and owned_heard(fact, seg.utterance)
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance)
