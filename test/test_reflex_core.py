@@ -875,6 +875,9 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert sleep.place_heard('Ana is in the garden.', 'Ana is in the garden with the dog.', {'ana'})
     assert not sleep.place_heard('<face_1> is at lunch.', 'Okay robot, update: lunch got moved to two.', set())
     assert sleep.place_heard('Lunch is at two.', 'Okay robot, update: lunch got moved to two.', set())
+    assert not sleep.place_heard('Giulia is at three.', 'Wait, I was wrong: lunch is at three.', {'giulia'})
+    assert not sleep.place_heard('<face_2> is at noon.', 'Keep in mind that lunch is at noon.', set())
+    assert sleep.place_heard('<face_2> is at the station.', "We're still at the station.", set())
     # a trade said as what someone is, not as what they own
     assert not sleep.owned_heard('Tariq has a photographer.', 'I have been a photographer for ten years.')
     assert not sleep.owned_heard('<face_1> has a nurse.', 'As a nurse I start work very early.')

@@ -287,27 +287,29 @@ def town_heard(fact: str, words: str) -> bool:
 #: a fact that puts someone somewhere ("Tariq is under the bed."): who, and where
 _AT_PLACE = re.compile(r"^(.*?)\s+(?:is|was)\s+((?:in|on|at|under|behind|beside|inside|next to|on top of|near)\s+"
                        r"[^.]+)", re.I)
-#: what a place was said of, just before it: a thing ("the thermos is ", "my keys are still ")
-_THING_AT = re.compile(r"\b(?:the|my|your|his|her|our|their|a|an)\s+(?:[\w-]+\s+){0,2}(?:is|are|was|were)\s+"
-                       r"(?:still\s+|now\s+)?$", re.I)
+#: who a place was said of, just before it: a person ("I'm ", "we are still ", "she's now ")
+_PERSON_AT = re.compile(r"\b(?:i'm|i am|i was|i'll be|we're|we are|we were|he's|he is|he was|she's|she is|she was|"
+                        r"they're|they are)\s+(?:still\s+|now\s+|already\s+)?$", re.I)
 
 
 def place_heard(fact: str, words: str, people: set[str], labels: Sequence[str] = ()) -> bool:
     """Whether a fact that puts a person somewhere was said of that person, not of a thing.
 
     "Robot, I'm Tariq, keep in mind that the thermos is under the bed." tells where the thermos is; the adapter's
-    "Tariq is under the bed." moves the place onto the speaker, "<face_1> is at lunch." after "update: lunch got moved
-    to two" puts someone where nobody said (``people``: the lower-case names of those in view or introduced; an id
-    counts as a person too). Where a person is must be said as such, or seen (a frame label: "<face_1> is in the
-    garden." with the label "garden").
+    "Tariq is under the bed." moves the place onto the speaker, "Giulia is at three." after "lunch is at three" a
+    time, "<face_1> is at lunch." after "update: lunch got moved to two" puts someone where nobody said
+    (``people``: the lower-case names of those in view or introduced; an id counts as a person too). Where a person
+    is must be said of a person ("I'm in the kitchen", "Ana is in the garden"), or seen (a frame label: "<face_1> is
+    in the garden." with the label "garden").
     """
     m = _AT_PLACE.match(fact.strip())
     if not m or not (PERSON_ID.fullmatch(m.group(1)) or m.group(1).lower() in people):
         return True
     if any(re.search(rf"\b{re.escape(label)}\b", m.group(2), re.I) for label in labels if label.strip()):
         return True
+    named = [rf"\b{re.escape(n)}\s+(?:is|was)\s+(?:still\s+|now\s+)?$" for n in people if n]
     said = [x.start() for x in re.finditer(re.escape(m.group(2).strip()), words or '', re.I)]
-    return any(not _THING_AT.search(words[:x]) for x in said)
+    return any(_PERSON_AT.search(words[:x]) or any(re.search(p, words[:x], re.I) for p in named) for x in said)
 
 
 #: a fact of owning ("Tariq has a photographer."): what is owned
