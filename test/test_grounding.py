@@ -76,6 +76,15 @@ def test_a_greeting_answers_no_question_from_nobody_new() -> None:
     assert reply_problem('Nice to meet you, Kwame.', "robot this is kwame, kwame's my brother", MEMORIES) == ''
 
 
+def test_an_absence_needs_a_memory_that_tells_it() -> None:
+    mems = [MemoryItem('profile:<face_3>', '<face_3> is Tomasz (updated_by: introduction)'),
+            MemoryItem('semantic:2', "<face_1> said: Robot, here is my cousin Tomasz.", 0.5),
+            MemoryItem('semantic:3', "Ana doesn't eat meat.", 0.4)]
+    assert reply_problem('My cousin Tomasz has no allergies.', 'does tomasz have any allergies', mems) == \
+        'reply denies what no memory denies'
+    assert reply_problem("Ana doesn't eat meat.", 'Does Ana eat meat?', mems) == ''
+
+
 def test_a_person_memory_knows_is_no_hometown() -> None:
     mems = [MemoryItem('profile:<face_3>', '<face_3> is Jamal (updated_by: introduction)'),
             MemoryItem('profile:<face_4>', '<face_4> is Leila (updated_by: introduction)'),

@@ -278,6 +278,10 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     if unknown:
         # "Yar's thermos is in the green basket.": a name of nobody the robot knows is no slip to say aloud
         return f'reply names someone the memories do not ({", ".join(sorted(unknown))})'
+    if _DENIES.search(text) and not any(_DENIES.search(m.text) and content_words(m.text) & content_words(text)
+                                        for m in memories):
+        # "Tomasz has no allergies.": an absence no memory of the same things tells is as invented as a presence
+        return 'reply denies what no memory denies'
     place = person_as_place(text, memories)
     if place:
         return f'reply says someone is from {place}, whom memory knows as a person'
@@ -317,6 +321,9 @@ def misquoted(reply: str, memories: Sequence[MemoryItem]) -> str:
     held = [content_words(evidence(m.text)) | content_words(speakable(m.text, {})) for m in memories]
     return next((q.strip() for q in quotes if not any(content_words(q) <= h for h in held)), '')
 
+
+#: a denial ("has no allergies", "is not", "never", "doesn't")
+_DENIES = re.compile(r"\b(?:no|not|never|none|nothing|nobody|nowhere)\b|n't\b", re.I)
 
 #: where someone is from or lives: "comes from Hanoi", "lives in Nairobi", "grew up in Leeds"
 _FROM_PLACE = re.compile(r"\b(?:comes? from|came from|is from|are from|lives? in|lived in|grew up in|was born in|"
