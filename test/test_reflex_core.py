@@ -433,6 +433,20 @@ def test_a_doubtful_reading_gets_a_second_look():
     assert not sleep.reread(tv, sleep.topic_from_reply(tv, '', '{"visual": "nobody in view"}'))
 
 
+def test_a_question_tells_no_fact():
+    asked = SegmentInput(segment_id=1, start=0, end=5, transcript='Okay robot, how does Freya like to spend weekends?',
+                         face_ids=['<face_3>'], speaker_face='<face_3>')
+    t = sleep.topic_from_reply(asked, '', '{"visual": "<face_3> talking", "semantic": ["<face_3> is called Freya."]}')
+    assert t.semantic == [] and t.dropped == ['<face_3> is called Freya.']
+    told = SegmentInput(segment_id=3, start=0, end=5, transcript='Did you know Gloria is a chef?',
+                        face_ids=['<face_3>'])
+    assert sleep.topic_from_reply(told, '', '{"visual": "<face_3>", "semantic": ["Gloria works as a chef."]}'
+                                  ).semantic == ['Gloria works as a chef.']
+    intro = SegmentInput(segment_id=2, start=0, end=5, transcript="Robot, I'm Freya, where is the kettle?",
+                         face_ids=['<face_3>'], speaker_face='<face_3>')
+    assert sleep.topic_from_reply(intro, '', '{"visual": "<face_3> talking"}').semantic == ['<face_3> is called Freya.']
+
+
 def test_statements_no_fact_tells_of_are_read_alone():
     """Two statements by one speaker and a fact of one: the other is read alone; a pinned quote tells of both."""
     from lightomni_ros.core.segment import SpeakerTurn

@@ -143,6 +143,10 @@ def distinct(facts: list[str]) -> list[str]:
     return out
 
 
+#: a question that tells ("Did you know Gloria is a chef?", "guess what, ...")
+_TELLS_ASKING = re.compile(r"\b(?:did you know|do you know that|you know that|guess what|did you hear that)\b", re.I)
+
+
 def only_asks(words: str) -> bool:
     """Whether every sentence of ``words`` asks a question ("Robot, what did you see in the video clip?")."""
     said = sentences(words)
@@ -544,7 +548,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
                      names: dict[str, str] | None = None, saw_frames: bool = False) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
-    Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows), and
+    Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows; a segment
+    that only asks tells none), and
     a fact about someone the words do not point to goes to the right person or is left out
     (:func:`~.attribution.attributed`); the Topic's ``dropped`` lists them; people are named where known
     (:func:`by_name`), and a face heard giving their name gets its naming fact (:func:`with_introductions`). A
@@ -564,6 +569,11 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
+    said = seg.said()
+    if said and all(only_asks(words) and not _TELLS_ASKING.search(words) for _, words in said):
+        # a question tells nothing: "<face_3> is called Freya." after "how does Freya like to spend weekends?"
+        # (an introduction inside one is the rule's, below)
+        semantic, dropped = [], dropped + semantic
     semantic = [in_heard_tense(f, seg.utterance) for f in semantic]
     semantic, misattributed = attributed(semantic, seg, names)
     # the adapter names the speaker by id; a name memory knows, or the segment gives ("I'm Barack"), replaces it
