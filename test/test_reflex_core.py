@@ -405,8 +405,11 @@ def test_batched_memory_passes_decode_as_single_passes(engine, monkeypatch):
 
 
 def test_a_doubtful_reading_gets_a_second_look():
-    """A reading whose fact the checks dropped, or with no fact of a statement, is doubted; a beam reading whose
-    facts all pass replaces it, one that keeps fewer facts does not; a question or a broadcast is not doubted."""
+    """A reading whose fact the checks dropped, or with no fact of a statement, is doubted.
+
+    A beam reading whose facts all pass replaces it, one that keeps fewer facts does not; a question or a broadcast
+    is not doubted.
+    """
     from lightomni_ros.core.segment import SpeakerTurn
     from lightomni_ros.core.topic import TopicData
     told = SegmentInput(segment_id=1, start=0, end=5, transcript='Heads up, lunch is at four.', face_ids=['<face_3>'],

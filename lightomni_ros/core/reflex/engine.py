@@ -453,10 +453,11 @@ class ReflexEngine:
 
     def _second_look(self, seg: SegmentInput, response: str, topic: TopicData, names: dict[str, str],
                      opening: str, stop: Callable[[], bool] | None) -> TopicData | None:
-        """``topic``, or a better reading of ``seg``: a beam reading whose facts pass the checks where the greedy
-        one's did not (:func:`~.sleep.reread`), and the facts of statements no fact tells of, each read alone
-        (:func:`~.sleep.untold`). A greedy decode of a small adapter on words unlike its training misses facts a less
-        likely reading, or the sentence alone, has. None when pre-empted.
+        """``topic``, or a better reading of ``seg`` (None when pre-empted).
+
+        A beam reading whose facts pass the checks where the greedy one's did not (:func:`~.sleep.reread`), and the
+        facts of statements no fact tells of, each read alone (:func:`~.sleep.untold`): a greedy decode of a small
+        adapter on words unlike its training misses facts a less likely reading, or the sentence alone, has.
         """
         cfg = self.cfgs.backbone
         if self.backbone.test_model:

@@ -195,8 +195,10 @@ def reread(seg: SegmentInput, topic: TopicData) -> bool:
 
 
 def better_reading(greedy: TopicData, readings: Sequence[TopicData]) -> TopicData:
-    """The first of ``readings`` (best first) whose facts all passed the checks, when it keeps at least as many
-    facts as ``greedy``; else ``greedy``. Its ``reading`` says which beam it was (1-based)."""
+    """The first of ``readings`` (best first) whose facts all passed the checks, else ``greedy``.
+
+    It must keep at least as many facts as ``greedy``; its ``reading`` says which beam it was (1-based).
+    """
     for rank, topic in enumerate(readings, 1):
         if topic.producer == 'memory-adapter' and topic.semantic and not topic.dropped \
                 and len(topic.semantic) >= len(greedy.semantic):
