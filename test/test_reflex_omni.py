@@ -105,8 +105,11 @@ def test_batched_memory_passes_keep_each_rows_mrope_positions(omni, monkeypatch)
 
     replies: list[str] = []
     monkeypatch.setattr(engine_module, 'topic_from_reply',
-                        lambda seg, response, reply, *rest, **kw: replies.append(reply))
+                        lambda seg, response, reply, *rest, **kw: replies.append(reply) or reply)
     monkeypatch.setattr(omni.backbone, 'test_model', False)
+    # the greedy readings are compared: no second look (it would read the stub's replies as Topics)
+    monkeypatch.setattr(omni.cfgs.backbone, 'memory_retry_beams', 0)
+    monkeypatch.setattr(omni.cfgs.backbone, 'memory_read_alone', False)
     segs = [seg(20), SegmentInput(segment_id=21, start=0.0, end=3.0, transcript='Hello there, robot.')]
     for s in segs:
         omni.memory_pass(s, '', max_new_tokens=6)

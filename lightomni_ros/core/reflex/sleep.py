@@ -323,7 +323,7 @@ _HAS_A = re.compile(r"^.*?\s+(?:has|had|owns)\s+(an?\s+[^.]+?)\.?$", re.I)
 #: what opens a thing someone has ("a dog", "my sister", "two cats")
 _OWNED = re.compile(r"\b(?:a|an|my|our|one|two|three|some|his|her|their)\s+(?:[\w-]+\s+)?$", re.I)
 #: what a role or trade is said after ("I have been a photographer", "as a nurse", "I'm a chef"): not owned
-_BE_A = re.compile(r"\b(?:am|'m|is|'s|are|'re|was|were|be|been|being|as|became|become)\s+$", re.I)
+_BE_A = re.compile(r"\b(?:i am|i'm|i was|been|being|as|became|become)\s+$", re.I)
 
 
 def owned_heard(fact: str, words: str) -> bool:
@@ -338,8 +338,9 @@ def owned_heard(fact: str, words: str) -> bool:
         return True
     noun = m.group(1).split()[1]
     said = [x.start() for x in re.finditer(rf"\b{re.escape(noun)}\b", words or '', re.I)]
-    # what is owned is said as a thing ("a dog", "my sister"), not only as what someone reacts to ("to cat hair")
-    return any(_OWNED.search(words[:x]) and not _BE_A.search(_OWNED.sub('', words[:x])) for x in said)
+    # what is owned is said as a thing ("a dog", "my sister"), not only as what someone reacts to ("to cat hair");
+    # a noun not said at all is the stored form's ("has a birthday in July" after "I was born in July")
+    return not said or any(_OWNED.search(words[:x]) and not _BE_A.search(_OWNED.sub('', words[:x])) for x in said)
 
 
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
