@@ -46,8 +46,8 @@ from .people import people_answer, people_window, who_am_i
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, better_reading, fallback_topic, find_remembered, find_reminders, memory_opening,
-                    one_sentence, parse_json_object, reread, topic_from_reply, untold)
+from .sleep import (Preemption, better_reading, distinct, fallback_topic, find_remembered, find_reminders,
+                    memory_opening, one_sentence, parse_json_object, reread, topic_from_reply, untold)
 from .streaming import ChunkSink, ReplyStream
 from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
 
@@ -473,8 +473,7 @@ class ReflexEngine:
             if ids is None:
                 return None
             alone = self._memory_topic(part, response, ids[0], names, opening)
-            new = [f for f in alone.semantic if f not in topic.semantic]
-            topic.semantic += new
+            topic.semantic = distinct(topic.semantic + alone.semantic)
             topic.dropped += alone.dropped
             topic.read_alone += 1
         return topic
