@@ -20,14 +20,15 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.client import Client
 from rclpy.context import Context
+from rclpy.event_handler import SubscriptionEventCallbacks
 from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.publisher import Publisher
 from rclpy.service import Service
 from rclpy.subscription import Subscription
 from rclpy.timer import Timer
-from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy,
-                       qos_profile_sensor_data)
+from rclpy.qos import (DurabilityPolicy, HistoryPolicy, QoSCompatibility, QoSProfile, ReliabilityPolicy,
+                       qos_check_compatible, qos_profile_sensor_data)
 
 from ..core import config as cfgmod
 from ..core.timing import StageTimer
@@ -120,6 +121,48 @@ def call_service(client: Client, request: Any, timeout_s: float,
     return resp, ''
 
 
+class QuietSubscriptions:
+    """Node mixin: subscriptions without rclpy's default QoS event handlers (QoS mismatches go to diagnostics).
+
+    With rmw_fastrtps, a subscription's event handlers keep a multi-threaded executor's wait set awake while a message
+    waits to be taken; until a worker thread takes it, the spin thread loops on an empty wait (measured: ~2000 loops/s)
+    and holds the GIL, so worker and model threads starve and keep-last histories overflow. Measured on this machine
+    with 50 Hz messages into a 4-thread executor (`test/test_node_toolkit.py` keeps the structural half): 16 of ~250
+    delivered in 5 s with the handlers, 247 without; a Python thread beside it ran 2-50x slower. The incompatible-QoS
+    warning those handlers gave is raised by :func:`qos_problems` through :class:`Diagnostics` instead.
+    """
+
+    def create_subscription(self, *args: Any, event_callbacks: SubscriptionEventCallbacks | None = None,
+                            **kwargs: Any) -> Subscription:
+        """``Node.create_subscription`` with no event handlers unless the caller asks for some."""
+        if event_callbacks is None:
+            event_callbacks = SubscriptionEventCallbacks(use_default_callbacks=False)
+        return super().create_subscription(*args, event_callbacks=event_callbacks, **kwargs)  # type: ignore[misc]
+
+
+class QuietNode(QuietSubscriptions, Node):
+    """A plain rclpy node with :class:`QuietSubscriptions`."""
+
+
+def qos_problems(node: Node) -> list[str]:
+    """Subscriptions of ``node`` that a discovered publisher cannot serve (incompatible QoS), one text each."""
+    problems = []
+    for sub in list(node.subscriptions):
+        try:
+            infos = node.get_publishers_info_by_topic(sub.topic_name)
+        except Exception:  # noqa: BLE001 - a subscription destroyed meanwhile, or the context going down
+            continue
+        for info in infos:
+            level, reason = qos_check_compatible(info.qos_profile, sub.qos_profile)
+            if level == QoSCompatibility.ERROR:
+                who = f'{info.node_namespace.rstrip("/")}/{info.node_name}'
+                who = 'a publisher' if 'UNKNOWN' in who else f'publisher {who}'      # discovery not complete yet
+                why = reason.removeprefix('ERROR:').strip().rstrip(';') or 'incompatible'
+                problems.append(f'{sub.topic_name}: {who} offers QoS this subscription cannot use ({why}); '
+                                'its messages never arrive')
+    return problems
+
+
 class Interfaces:
     """Publishers, subscriptions, services, clients and timers a node created, destroyed together (newest first)."""
 
@@ -153,13 +196,16 @@ class Diagnostics:
     """Publishes /diagnostics at a fixed rate: per-stage latency with WARN/ERROR thresholds, counters, warnings.
 
     Warnings raised by bad input (``warn(key, text)``) stay visible as WARN for ``warn_hold_s`` seconds, so an operator
-    watching /diagnostics sees them even when the input recovered.
+    watching /diagnostics sees them even when the input recovered. Every ``qos_check_every`` publishes the node's
+    subscriptions are checked against the publishers discovered on their topics (WARN ``qos``).
     """
 
     def __init__(self, node: Node, name: str, timer: StageTimer, *, period_s: float = 1.0,
                  warn_ms: dict[str, float] | None = None, error_ms: dict[str, float] | None = None,
-                 warn_hold_s: float = 10.0) -> None:
+                 warn_hold_s: float = 10.0, qos_check_every: int = 5) -> None:
         self.node = node
+        self.qos_check_every = qos_check_every
+        self._published = 0
         self.name = name
         self.timer = timer
         self.warn_ms = warn_ms or {}
@@ -218,7 +264,11 @@ class Diagnostics:
                                 message='; '.join(msgs) or 'ok', values=kv)
 
     def publish(self) -> None:
-        """Publish one DiagnosticArray."""
+        """Publish one DiagnosticArray (after the periodic QoS check)."""
+        if self.qos_check_every and self._published % self.qos_check_every == 0:
+            for text in qos_problems(self.node):
+                self.warn('qos', text)
+        self._published += 1
         arr = DiagnosticArray()
         arr.header.stamp = self.node.get_clock().now().to_msg()
         arr.status = [self.status()]
@@ -254,7 +304,7 @@ class BackgroundNode:
             rclpy.init(context=self.context)
         else:
             rclpy.init(context=self.context, domain_id=domain_id)
-        self.node: Node = rclpy.create_node(name, context=self.context, **node_kwargs)
+        self.node: Node = QuietNode(name, context=self.context, **node_kwargs)
         self.executor = (SingleThreadedExecutor(context=self.context) if threads == 1
                          else MultiThreadedExecutor(num_threads=threads, context=self.context))
         self.executor.add_node(self.node)

@@ -30,8 +30,8 @@ from ..core.consolidation.runtime import ConsolidationConfigs, ConsolidationRunt
 from ..core.consolidation.summarizer import ExtractiveSummarizer, RequestSummarizer
 from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC
 from ..core.summary import SummaryRequest, SummaryResult
-from .common import (CANCELLED, LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
-                     declare_configs, report_failure)
+from .common import (CANCELLED, LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, QuietSubscriptions, call_service,
+                     declare_at_start, declare_configs, report_failure)
 from .messages import (ack_msg, entry_msg, fired_msg, from_time, profile_msg, summarize_request, summary_result_from,
                        to_time, topic_from_msg, voice_entry_of, voice_event_from, voice_identity_msg)
 from .process import run_node
@@ -58,7 +58,7 @@ def service_summarizer(node: Node, name: str, timeout_s: float, on_fallback: Cal
     return RequestSummarizer(send, on_fallback), client
 
 
-class ConsolidationNode(LifecycleNode):
+class ConsolidationNode(QuietSubscriptions, LifecycleNode):
     """Lifecycle node owning M_p, M_s, M_e, S_g and reminders."""
 
     def __init__(self, node_name: str = 'consolidation', **kwargs: Any) -> None:

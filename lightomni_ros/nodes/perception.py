@@ -35,8 +35,8 @@ from ..core.perception.frames import ImageFormatError, decode_compressed, decode
 from ..core.perception.runtime import PendingSegment, PerceptionConfigs, PerceptionRuntime
 from ..core.segment import SegmentData
 from ..core.topic import segment_key
-from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
-                     declare_configs, report_failure)
+from .common import (LATCHED_QOS, RELIABLE_QOS, SENSOR_QOS, Diagnostics, Interfaces, QuietSubscriptions, call_service,
+                     declare_at_start, declare_configs, report_failure)
 from .messages import face_msg, from_time, gallery_entry, identity_msg, segment_msg, voice_entry, voice_msg
 from .process import run_node
 
@@ -53,7 +53,7 @@ def _bytes(data: Any) -> bytes:
     return data.tobytes() if hasattr(data, 'tobytes') else bytes(data)
 
 
-class PerceptionNode(LifecycleNode):
+class PerceptionNode(QuietSubscriptions, LifecycleNode):
     """Lifecycle node ``perception``: VAD, ASR, faces and keyframes -> segments."""
 
     def __init__(self, **kwargs: Any) -> None:

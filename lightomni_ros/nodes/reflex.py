@@ -34,8 +34,8 @@ from ..core.reflex.runtime import ReflexConfigs, ReflexRuntime, SleepOutcome
 from ..core.reflex.types import Decision, Retrieved, SpeechChunk
 from ..core.timing import StageTimer
 from ..core.topic import segment_key
-from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, call_service, declare_at_start,
-                     declare_configs, lower_thread_priority, report_failure)
+from .common import (LATCHED_QOS, RELIABLE_QOS, Diagnostics, Interfaces, QuietSubscriptions, call_service,
+                     declare_at_start, declare_configs, lower_thread_priority, report_failure)
 from .messages import (ack_msg, action_msg, fill_summary_response, from_time, is_set, memory_item, person_seen,
                        profile_memory_item, reminder_msg, segment_from_msg, speech_chunk_msg, state_nodes,
                        summary_request_from, to_time, topic_msg)
@@ -81,7 +81,7 @@ class ServiceMemory:
         return '' if resp is not None else error
 
 
-class ReflexNode(LifecycleNode):
+class ReflexNode(QuietSubscriptions, LifecycleNode):
     """Lifecycle node ``reflex``: the GPU node answering segments and writing Topics in sleep time."""
 
     def __init__(self, node_name: str = 'reflex', **kwargs: Any) -> None:
