@@ -7,6 +7,10 @@ Real rclpy and Fast DDS, two contexts in one process on the test's own domain.
 
 from __future__ import annotations
 
+import json
+import pathlib
+
+import pytest
 import rclpy
 from rclpy.context import Context
 from rclpy.event_handler import SubscriptionEventCallbacks
@@ -59,3 +63,18 @@ def test_an_incompatible_publisher_is_a_diagnostics_warning(domain_id: int) -> N
     finally:
         talker.close()
         listener.close()
+
+
+@pytest.mark.timeout(180)
+def test_bench_executor_writes_both_styles_for_both_groups(domain_id: int, tmp_path: pathlib.Path) -> None:
+    """`lightomni bench executor --quick` measures default and quiet subscriptions under both callback groups."""
+    from lightomni_ros import cli
+
+    path = tmp_path / 'executor.json'
+    assert cli.main(['bench', 'executor', '--quick', '--json', str(path)]) == 0
+    figures = json.loads(path.read_text())
+    for group in ('mutually_exclusive', 'reentrant'):
+        for style in ('default', 'quiet'):
+            assert 0.0 <= figures[group][style]['delivered_frac'] <= 1.0
+            assert figures[group][style]['worker_loops_per_s'] > 0
+        assert figures[group]['quiet']['delivered_frac'] > 0 and figures[group]['worker_speedup'] > 0

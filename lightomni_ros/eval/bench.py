@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 #: areas in the order `bench all` runs them; an area whose module is absent is not offered
-AREAS = ('memory', 'perception', 'hearing', 'reflex', 'system', 'faults', 'soak', 'live')
+AREAS = ('memory', 'perception', 'hearing', 'reflex', 'executor', 'system', 'faults', 'soak', 'live')
 
 
 def installed_areas() -> list[str]:
