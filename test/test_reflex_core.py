@@ -902,6 +902,16 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert sleep.owned_heard('Ana has a bike.', "I'm a cyclist, I have a bike.")
     assert not sleep.owned_heard('Mei has a cat hair.', 'I react badly to cat hair.')
     assert sleep.owned_heard('Ana has a sister.', 'My sister lives in Leeds.')
+    # a trade said as what someone is, not a robot addressed or a thing brought; an allergy said as one
+    assert not sleep.trade_heard('Joe works as a robot.', 'Hello, Robot. My name is Maria and I work and I shift.')
+    assert not sleep.trade_heard('Merak works as a hammer.', 'I brought my hammer in the car.')
+    assert sleep.trade_heard('Joe works as a teacher.', 'Hello robot, my name is Joe and I work on a teacher.')
+    assert sleep.trade_heard('Ana works as a software engineer.', "I'm a software engineer.")
+    assert not sleep.allergy_heard('<face_8> is allergic to red.', 'Lay red with P9 again.')
+    assert all(sleep.allergy_heard('Mei is allergic to shellfish.', said) for said in (
+        'I react badly to shellfish.', 'One bite of shellfish and I get sick.', "I can't eat shellfish."))
+    assert not sleep.birthday_heard('Joe has a birthday in the attic.')
+    assert sleep.birthday_heard('Ana has a birthday on the 3rd of May.')
     # the words said, cut short, are no fact
     clip = SegmentInput(segment_id=7, start=0, end=1, transcript='Bimblo F2 now.', face_ids=['<face_3>'],
                         speaker_face='<face_3>')

@@ -19,7 +19,8 @@ import re
 import threading
 from typing import Any, Sequence
 
-from ..text import TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_other, may_be_name, names_a_place, sentences
+from ..text import (CALENDAR_WORDS, TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_other, may_be_name,
+                    names_a_place, sentences)
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import PERSON_ID, attributed, said_names, talkers
@@ -343,6 +344,61 @@ def owned_heard(fact: str, words: str) -> bool:
     return not said or any(_OWNED.search(words[:x]) and not _BE_A.search(_OWNED.sub('', words[:x])) for x in said)
 
 
+#: a fact of a trade ("Ana works as a nurse."): the trade's first word
+_WORKS_AS = re.compile(r"^.*?\s+works?\s+as\s+(?:an?\s+)?([\w-]+)", re.I)
+#: what a trade is said after: an article or "as" ("I'm a nurse", "as a cook", "as cook"), one word between at most
+_ROLE_BEFORE = re.compile(r"\b(?:a|an|as)\s+(?:[\w-]+\s+)?$", re.I)
+
+
+def trade_heard(fact: str, words: str) -> bool:
+    """Whether the trade of a work fact ("Ana works as a nurse.") was said as what someone is.
+
+    The adapter writes the form over any noun it heard: "Joe works as a robot." after "Hello, Robot. My name is
+    Maria ..." (the robot addressed), "Merak works as a hammer." after "I brought my hammer ..." (a thing). A trade
+    is said after an article or "as" ("I'm a nurse", "as a carpenter I start early", speech recognition's "I work on
+    a teacher"); a trade not said at all is left to the word check.
+    """
+    m = _WORKS_AS.match(fact.strip())
+    if not m:
+        return True
+    said = [x.start() for x in re.finditer(rf"\b{re.escape(m.group(1))}\b", words or '', re.I)]
+    return not said or any(_ROLE_BEFORE.search(words[:x]) for x in said)
+
+
+#: a fact of an allergy ("Mei is allergic to pollen.")
+_ALLERGIC = re.compile(r"^.*?\s+(?:is|was|are)\s+allergic\s+to\b", re.I)
+#: how people say they cannot have something: an allergy, what it does to them, keeping away from it
+_ALLERGY_SAID = re.compile(r"\b(?:allerg\w*|react\w*|rash(?:es)?|hives|itch\w*|sneez\w*|swell\w*|intoleran\w*|"
+                           r"sick|ill|avoid\w*|(?:stay|keep)s?\s+away|anaphyla\w*|epipen|"
+                           r"(?:can ?not|can't|must not|mustn't|never)\s+(?:eat|have|drink|touch|go near|be near))\b",
+                           re.I)
+
+
+def allergy_heard(fact: str, words: str) -> bool:
+    """Whether an allergy fact was said as one: "<face_8> is allergic to red." after "Lay red with P9 again." was not.
+
+    Any way of saying it counts ("I react badly to ...", "... makes me ill", "I have to stay away from ...", "I
+    can't eat ..."); what the allergy is to is left to the word check.
+    """
+    return not _ALLERGIC.match(fact.strip()) or bool(_ALLERGY_SAID.search(words or ''))
+
+
+#: a birthday fact ("Ana has a birthday in July."): when it is said to be
+_BIRTHDAY = re.compile(r"^.*?\s+has\s+(?:a\s+)?birthday\s+(?:in|on|at)\s+([^.]+)", re.I)
+#: words that can say when a birthday is, besides the calendar's names and numbers
+_WHEN = CALENDAR_WORDS | frozenset("""spring summer autumn fall winter christmas easter new year month week weekend
+first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth
+sixteenth seventeenth eighteenth nineteenth twentieth thirtieth""".split())
+
+
+def birthday_heard(fact: str) -> bool:
+    """Whether a birthday fact says a time: "Joe has a birthday in the attic." (after "I bought my ticket in the
+    attic.") puts the form over a place."""
+    m = _BIRTHDAY.match(fact.strip())
+    return not m or any(w in _WHEN or re.fullmatch(r"\d+(?:st|nd|rd|th)?", w)
+                        for w in re.findall(r"[\w']+", m.group(1).lower()))
+
+
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
 #: comes from Porto.", "Ana found the film boring."): they say how a fact is stored, not something heard
 FORM_WORDS = frozenset('called likes drink enjoys comes works allergic plays birthday found thinks has'.split())
@@ -364,7 +420,9 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     really enjoyed the cafe.") is the one addressed, given to nobody. A hometown fact needs its town said as one
     (:func:`town_heard`), a place a person is at one said of them, not of a thing (:func:`place_heard`: "Tariq is
     under the bed." after "I'm Tariq, ... the thermos is under the bed."), what a person has one said as owned, not
-    as what they are (:func:`owned_heard`: "Tariq has a photographer." after "I have been a photographer"). A fact
+    as what they are (:func:`owned_heard`: "Tariq has a photographer." after "I have been a photographer"), a trade
+    one said as what someone is (:func:`trade_heard`: not "Joe works as a robot." after "Hello, Robot"), an allergy
+    one said as an allergy (:func:`allergy_heard`), a birthday one at a time (:func:`birthday_heard`). A fact
     that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
     anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact.
@@ -383,7 +441,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
               and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
-              and owned_heard(fact, seg.utterance)
+              and owned_heard(fact, seg.utterance) and trade_heard(fact, seg.utterance)
+              and allergy_heard(fact, seg.utterance) and birthday_heard(fact)
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance)
                       and not names_a_place(n, seg.utterance) for n in given))
