@@ -392,8 +392,10 @@ sixteenth seventeenth eighteenth nineteenth twentieth thirtieth""".split())
 
 
 def birthday_heard(fact: str) -> bool:
-    """Whether a birthday fact says a time: "Joe has a birthday in the attic." (after "I bought my ticket in the
-    attic.") puts the form over a place."""
+    """Whether a birthday fact says a time, not a place.
+
+    "Joe has a birthday in the attic." (after "I bought my ticket in the attic.") puts the form over a place.
+    """
     m = _BIRTHDAY.match(fact.strip())
     return not m or any(w in _WHEN or re.fullmatch(r"\d+(?:st|nd|rd|th)?", w)
                         for w in re.findall(r"[\w']+", m.group(1).lower()))
