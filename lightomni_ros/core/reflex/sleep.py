@@ -319,6 +319,11 @@ def place_heard(fact: str, words: str, people: set[str], labels: Sequence[str] =
     return any(_PERSON_AT.search(words[:x]) or any(re.search(p, words[:x], re.I) for p in named) for x in said)
 
 
+def said_at(word: str, words: str) -> list[int]:
+    """Where ``word`` was said in ``words``, as a whole word (offsets, any case)."""
+    return [x.start() for x in re.finditer(rf"\b{re.escape(word)}\b", words or '', re.I)]
+
+
 #: a fact of owning ("Tariq has a photographer."): what is owned
 _HAS_A = re.compile(r"^.*?\s+(?:has|had|owns)\s+(an?\s+[^.]+?)\.?$", re.I)
 #: what opens a thing someone has ("a dog", "my sister", "two cats")
@@ -337,8 +342,7 @@ def owned_heard(fact: str, words: str) -> bool:
     m = _HAS_A.match(fact.strip())
     if not m:
         return True
-    noun = m.group(1).split()[1]
-    said = [x.start() for x in re.finditer(rf"\b{re.escape(noun)}\b", words or '', re.I)]
+    said = said_at(m.group(1).split()[1], words)
     # what is owned is said as a thing ("a dog", "my sister"), not only as what someone reacts to ("to cat hair");
     # a noun not said at all is the stored form's ("has a birthday in July" after "I was born in July")
     return not said or any(_OWNED.search(words[:x]) and not _BE_A.search(_OWNED.sub('', words[:x])) for x in said)
@@ -361,7 +365,7 @@ def trade_heard(fact: str, words: str) -> bool:
     m = _WORKS_AS.match(fact.strip())
     if not m:
         return True
-    said = [x.start() for x in re.finditer(rf"\b{re.escape(m.group(1))}\b", words or '', re.I)]
+    said = said_at(m.group(1), words)
     return not said or any(_ROLE_BEFORE.search(words[:x]) for x in said)
 
 
