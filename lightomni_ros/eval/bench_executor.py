@@ -16,13 +16,14 @@ import argparse
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
 from .bench import Report
 
 RATE_HZ = 50.0
-PAYLOAD = 'x' * 3200
+PAYLOAD_BYTES = 3200
 THREADS = 4
 PUBLISHER = '''
 import sys, time
@@ -33,7 +34,7 @@ from std_msgs.msg import String
 rclpy.init()
 node = rclpy.create_node('bench_executor_talker')
 pub = node.create_publisher(String, sys.argv[1], 10)
-msg = String(data='x' * 3200)
+msg = String(data='x' * int(sys.argv[3]))
 period = 1.0 / float(sys.argv[2])
 t = time.monotonic()
 while True:
@@ -56,8 +57,9 @@ def run(args: argparse.Namespace, report: Report) -> None:
     dds.apply_defaults()
     window = 2.0 if args.quick else args.executor_window_s
     topic = f'/lightomni_bench_executor_{os.getpid()}'
-    talker = subprocess.Popen([sys.executable, '-c', PUBLISHER, topic, str(RATE_HZ)], stdin=subprocess.DEVNULL,
-                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    errors = tempfile.TemporaryFile()      # not a pipe: an unread pipe that fills would stall the publisher
+    talker = subprocess.Popen([sys.executable, '-c', PUBLISHER, topic, str(RATE_HZ), str(PAYLOAD_BYTES)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=errors)
     report.note(f'{RATE_HZ:g} Hz of 3.2 kB messages from another process into a {THREADS}-thread executor, keep last '
                 f'10; a Python thread beside it; {window:g} s per variant')
     try:
@@ -66,7 +68,8 @@ def run(args: argparse.Namespace, report: Report) -> None:
             for style in ('default', 'quiet'):
                 delivered, loops = _measure(topic, window, quiet=style == 'quiet', reentrant=group == 'reentrant')
                 if talker.poll() is not None:
-                    raise RuntimeError(f'the publisher process ended: {talker.stderr.read().decode()[-400:]}')
+                    errors.seek(0)
+                    raise RuntimeError(f'the publisher process ended: {errors.read().decode()[-400:]}')
                 figures[style] = (delivered, loops)
                 report.figure(f'{group}.{style}.delivered_frac', round(delivered, 3))
                 report.figure(f'{group}.{style}.worker_loops_per_s', round(loops), '1/s')
@@ -75,6 +78,7 @@ def run(args: argparse.Namespace, report: Report) -> None:
     finally:
         talker.kill()
         talker.wait()
+        errors.close()
 
 
 def _measure(topic: str, window: float, *, quiet: bool, reentrant: bool) -> tuple[float, float]:
