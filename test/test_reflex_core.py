@@ -1267,6 +1267,28 @@ def test_a_beam_search_finds_the_alternatives_to_the_greedy_reply(engine):
     assert engine.respond(seg, memories, max_new_tokens=8)[0] == greedy, 'the cache a beam search read is intact'
 
 
+def test_a_retry_decodes_from_the_prompt_the_greedy_reply_was_prefilled_for(engine, monkeypatch):
+    """One prefill for the greedy reply and the beams after it, with the replies of separate prefills."""
+    seg = question(typed=True)
+    memories = [MemoryItem('semantic:3', 'Ana keeps her keys in the blue bowl.', 0.8)]
+    greedy, n = engine.respond(seg, memories, max_new_tokens=8)
+    wide = engine.respond_candidates(seg, memories, 3, max_new_tokens=8)
+    prefills = []
+    real = engine.prefill
+    monkeypatch.setattr(engine, 'prefill', lambda *a, **k: prefills.append(a[0]) or real(*a, **k))
+    with engine.response_prompt(seg, memories) as prompt:
+        length = int(prompt.cache.get_seq_length())
+        assert engine.respond(seg, memories, max_new_tokens=8, prompt=prompt) == (greedy, n)
+        assert int(prompt.cache.get_seq_length()) == length, 'the decoded tokens are cut off again'
+        assert engine.respond_candidates(seg, memories, 3, max_new_tokens=8, prompt=prompt) == wide
+        # another segment's prompt is not this one: it is prefilled for itself, in its place
+        engine.respond(question(), memories, max_new_tokens=2, prompt=prompt)
+        assert engine.respond(seg, memories, max_new_tokens=8, prompt=prompt) == (greedy, n)
+    assert prefills == ['response', 'response', 'response']
+    assert int(prompt.cache.get_seq_length()) < length, 'the cache is back to its prefix'
+    assert engine.respond(seg, memories, max_new_tokens=8)[0] == greedy
+
+
 def test_a_reply_the_check_refuses_is_replaced_by_a_grounded_beam_reply(engine, monkeypatch):
     """The greedy reply invents a place: the beam search's second reply, from the memory, is said, as generated."""
     tok = engine.backbone.tokenizer

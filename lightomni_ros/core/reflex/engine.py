@@ -49,7 +49,8 @@ from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, better_reading, distinct, fallback_topic, find_remembered, find_reminders,
                     memory_opening, one_sentence, parse_json_object, reread, topic_from_reply, untold)
 from .streaming import ChunkSink, ReplyStream
-from .types import Decision, MemoryItem, PrefixWarmup, ReflexOutput, Retrieved, SegmentInput, StateNode
+from .types import (Decision, MemoryItem, PrefixWarmup, ReflexOutput, ResponsePrompt, Retrieved, SegmentInput,
+                    StateNode)
 
 log = logging.getLogger('lightomni.reflex')
 #: share of a model summary's content words that may be absent from its texts (paraphrase: "met", "discussed")
@@ -226,6 +227,9 @@ class ReflexEngine:
         dec = self.backbone.decoder()
         key = self._prefix_key(adapter, kind)
         entry = self._prefix_entry(key, script)
+        # a held response prompt's tokens may still follow the prefix: this prompt replaces them (that prompt then
+        # no longer reads as itself, see ResponsePrompt.reads, and is prefilled again when it is decoded from)
+        crop_to(entry.cache, entry.done)
         rest = entry.ids[entry.done:]
         emb, pos, end = assemble(([self.backbone.ids_part(rest)] if rest else []) + parts, entry.done)
         try:
@@ -382,13 +386,35 @@ class ReflexEngine:
                             text_vec)
 
     @torch.no_grad()
+    @contextlib.contextmanager
+    def response_prompt(self, seg: SegmentInput, memories: list[MemoryItem],
+                        context: str = '') -> Iterator[ResponsePrompt]:
+        """The generation adapter's prompt for ``seg`` and ``memories``, prefilled once for every decode after it.
+
+        A retry's beams read the prompt the greedy reply was decoded from: prefilling it again would cost the user as
+        much as the greedy reply's own prefill. The cache goes back to its prefix when the body ends.
+        """
+        with self.adapters.use('generation') as active:
+            omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
+            parts = P.response_parts(self.backbone, seg, memories, None, self.cfgs.response.memory_max_tokens,
+                                     omni_parts=omni)
+            kind = f'response:{hash(context)}' if context else 'response'
+            hidden, cache, plen, end = self.prefill(kind, parts, active, script=context or None)
+            try:
+                yield ResponsePrompt(seg=seg, memories=memories, context=context, hidden_last=hidden[-1:],
+                                     cache=cache, length=int(cache.get_seq_length()), end=end,
+                                     tokens=plen + sum(len(p) for p in parts))
+            finally:
+                crop_to(cache, plen)
+
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
                 stop: Callable[[], bool] | None = None, context: str = '',
-                stream: ReplyStream | None = None) -> tuple[str, int]:
+                stream: ReplyStream | None = None, prompt: ResponsePrompt | None = None) -> tuple[str, int]:
         """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
 
         ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span);
-        ``stream`` sees the reply as it is decoded (its first sentence is said early).
+        ``stream`` sees the reply as it is decoded (its first sentence is said early); ``prompt``, when it was
+        prefilled for the same segment, memories and context, is decoded from instead of prefilling them again.
         """
         tok = self.backbone.tokenizer
         partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
@@ -396,38 +422,41 @@ class ReflexEngine:
         def greedy(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
             return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial)[0]]
 
-        replies, n = self._decode_replies(seg, memories, max_new_tokens, context, greedy)
+        replies, n = self._decode_replies(seg, memories, max_new_tokens, context, greedy, prompt)
         return replies[0], n
 
     @torch.no_grad()
     def respond_candidates(self, seg: SegmentInput, memories: list[MemoryItem], width: int,
                            max_new_tokens: int | None = None, stop: Callable[[], bool] | None = None,
-                           context: str = '') -> list[str]:
+                           context: str = '', prompt: ResponsePrompt | None = None) -> list[str]:
         """The ``width`` most likely replies of the generation adapter to the prompt :meth:`respond` reads.
 
-        Best first, from a beam search: the alternatives to a greedy reply the grounding check refused.
+        Best first, from a beam search: the alternatives to a greedy reply the grounding check refused. ``prompt`` as
+        for :meth:`respond`.
         """
         def beams(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
             return gen.beam_decode(self.backbone, hidden, cache, end, limit, width, stop, newline)[0]
 
-        return self._decode_replies(seg, memories, max_new_tokens, context, beams)[0]
+        return self._decode_replies(seg, memories, max_new_tokens, context, beams, prompt)[0]
 
+    @torch.no_grad()
     def _decode_replies(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None,
-                        context: str, decode: Callable[..., list[list[int]]]) -> tuple[list[str], int]:
-        """Prefill the response prompt and ``decode`` after it; returns the cleaned replies and the prompt tokens."""
-        with self.adapters.use('generation') as active:
-            omni = self.segment_parts(seg) if self.backbone.kind == 'omni' else None
-            parts = P.response_parts(self.backbone, seg, memories, None, self.cfgs.response.memory_max_tokens,
-                                     omni_parts=omni)
-            kind = f'response:{hash(context)}' if context else 'response'
-            hidden, cache, plen, end = self.prefill(kind, parts, active, script=context or None)
+                        context: str, decode: Callable[..., list[list[int]]],
+                        prompt: ResponsePrompt | None = None) -> tuple[list[str], int]:
+        """``decode`` after the response prompt (``prompt`` when it reads the same); the cleaned replies and its tokens."""
+        with contextlib.ExitStack() as held:
+            if prompt is None or not prompt.reads(seg, memories, context):
+                prompt = held.enter_context(self.response_prompt(seg, memories, context))
             tok = self.backbone.tokenizer
             newline = (lambda i: '\n' in tok.decode([i])) if self.cfgs.response.stop_at_newline else None
-            try:
-                out = decode(hidden[-1:], cache, end, max_new_tokens or self.cfgs.backbone.max_new_tokens, newline)
-            finally:
-                crop_to(cache, plen)
-        return [gen.clean_response(tok.decode(ids)) for ids in out] or [''], plen + sum(len(p) for p in parts)
+            # the adapter again: a held prompt may have seen another adapter's pass in between
+            with self.adapters.use('generation'):
+                try:
+                    out = decode(prompt.hidden_last, prompt.cache, prompt.end,
+                                 max_new_tokens or self.cfgs.backbone.max_new_tokens, newline)
+                finally:
+                    crop_to(prompt.cache, prompt.length)     # the prompt stays for the next decode
+        return [gen.clean_response(tok.decode(ids)) for ids in out] or [''], prompt.tokens
 
     def known_names(self, face_ids: list[str]) -> dict[str, str]:
         """Names memory knows for ``face_ids`` (from their profiles; {} when memory cannot be asked)."""
@@ -623,7 +652,8 @@ class ReflexEngine:
     def _decide(self, seg: SegmentInput, t_wait: float, lat: dict[str, float], notes: list[str],
                 speech_threshold: float, search_threshold: float, k_semantic: int, k_episodic: int,
                 always_answer_questions: bool, on_chunk: ChunkSink | None) -> Decision:
-        with self.adapters.lock:
+        # ``held`` keeps the response prompt prefilled until the decision is made (a retry decodes from it again)
+        with self.adapters.lock, contextlib.ExitStack() as held:
             lat['preemption_wait'] = (time.perf_counter() - t_wait) * 1000
             self.preemption.record(lat['preemption_wait'])
             t0 = time.perf_counter()
@@ -729,7 +759,8 @@ class ReflexEngine:
             if speak and not response:
                 t0 = time.perf_counter()
                 context = shown = self.response_memories(memories, seg)
-                response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream)
+                prompt = held.enter_context(self.response_prompt(seg, context))
+                response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream, prompt=prompt)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if self.cfgs.response.grounding_check:
@@ -745,7 +776,7 @@ class ReflexEngine:
                         t0 = time.perf_counter()
                         told = answering(seg.utterance, memories, robot_names)     # once for every beam reply
                         response, problem = self._retry(
-                            seg, context, response, problem,
+                            prompt, response, problem,
                             lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names, asked,
                                                                    told)
                             or one_source(text, seg.utterance, memories, robot_names, told), notes)
@@ -794,14 +825,15 @@ class ReflexEngine:
                         reminders=reminders, sg_version=sg_version, chunks=stream.chunks,
                         shown_ids=[m.ref for m in shown])
 
-    def _retry(self, seg: SegmentInput, shown: list[MemoryItem], reply: str, problem: str,
-               check: Callable[[str], str], notes: list[str]) -> tuple[str, str]:
-        """The most likely beam reply to the prompt that shows ``shown`` that passes ``check``.
+    def _retry(self, prompt: ResponsePrompt, reply: str, problem: str, check: Callable[[str], str],
+               notes: list[str]) -> tuple[str, str]:
+        """The most likely beam reply to ``prompt`` (the greedy ``reply``'s) that passes ``check``.
 
         Returns (that reply, ''), or (``reply``, ``problem``) when none passes.
         """
-        for rank, alternative in enumerate(self.respond_candidates(seg, shown, self.cfgs.response.retry_beams,
-                                                                   stop=self.preemption.halted)):
+        for rank, alternative in enumerate(self.respond_candidates(prompt.seg, prompt.memories,
+                                                                   self.cfgs.response.retry_beams,
+                                                                   stop=self.preemption.halted, prompt=prompt)):
             if alternative and alternative != reply and not check(alternative):
                 notes.append(f'beam reply {rank + 1} of {self.cfgs.response.retry_beams}: the greedy one failed '
                              f'the check ({problem})')

@@ -5,6 +5,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
 import numpy as np
 
 from ..segment import SpeakerTurn
@@ -151,6 +153,25 @@ class PrefixWarmup:
     built: int = 0                # prefixes completed
     prefilled_tokens: int = 0     # tokens prefilled (the rest came from a cached prefix)
     preempted: bool = False       # a user pass stopped it between chunks (its progress is kept)
+
+
+@dataclass(kw_only=True)
+class ResponsePrompt:
+    """A prefilled response prompt that several decodes read (the greedy reply, then a retry's beams)."""
+
+    seg: SegmentInput
+    memories: list[MemoryItem]
+    context: str                  # the S_g view the prompt read ('' for the newest part of S_g)
+    hidden_last: Any              # torch [1, H]: the prompt's last hidden state
+    cache: Any                    # the KV cache holding the prompt (cut back to ``length`` after each decode)
+    length: int
+    end: int                      # position of the first generated token
+    tokens: int                   # prompt tokens in all (prefix included)
+
+    def reads(self, seg: SegmentInput, memories: list[MemoryItem], context: str) -> bool:
+        """Whether this is the prompt of ``seg``, ``memories`` and ``context`` (the same objects), still in its cache."""
+        return self.seg is seg and self.memories is memories and self.context == context \
+            and int(self.cache.get_seq_length()) == self.length
 
 
 @dataclass(kw_only=True)
