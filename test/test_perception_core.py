@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+import collections
+
 import numpy as np
 import pytest
 
@@ -191,6 +193,42 @@ def test_jfk_stereo_44k_streaming_transcript(vad_model: SileroVad, asr: Transcri
     text = ' '.join(asr.transcribe(s.audio).text for s in spans)
     errors, n = word_errors(SPEECH['speech/jfk.flac'], text)
     assert errors / n <= 0.1, text
+
+
+@needs_media
+def test_speech_heard_ahead_at_a_pause_is_the_span_that_ends_there(vad_model: SileroVad, asr: Transcriber) -> None:
+    """The span a pause reports is the one the VAD closes, sample for sample; its decode is reused, not redone.
+
+    JFK's sentence, streamed: pauses inside the speech are heard ahead and wasted (the speech goes on); at each end
+    of speech the decode ahead is the one used, and every span reads as a plain decode of it reads.
+    """
+    x, sr = load_audio(MEDIA / 'speech/jfk.flac')
+    x = np.concatenate([x, np.zeros((sr, 2), np.float32)])
+
+    def stream(ahead: bool) -> tuple[list[str], collections.Counter]:
+        path = AudioPath(AudioConfig(), StreamingVad(vad_model, VadConfig()))
+        vad_model.reset()
+        asr._context = None
+        texts, counts, last = [], collections.Counter(), None
+        for ch in stream_chunks(x, sr, fmt='F32LE'):
+            for ev in path.push(*ch):
+                if isinstance(ev, SpeechEnded):
+                    if ahead:
+                        assert (last.start, last.end) == (ev.start, ev.end) and np.array_equal(last.audio, ev.audio)
+                    tr = asr.transcribe(ev.audio, ev.start, ev.end)
+                    texts.append(tr.text)
+                    counts.update(tr.counts)
+            pause = path.paused(300, 10.0) if ahead else None
+            if pause is not None:
+                counts.update(asr.decode_ahead(pause.audio, pause.start))
+                last = pause
+        return texts, counts
+
+    plain, none = stream(False)
+    texts, counts = stream(True)
+    assert texts == plain and len(texts) >= 2, (texts, plain)
+    assert counts['asr_ahead_used'] == len(texts) and not none['asr_ahead']
+    assert counts['asr_ahead'] == counts['asr_ahead_used'] + counts['asr_ahead_wasted']
 
 
 def test_asr_name_hints(asr: Transcriber) -> None:

@@ -72,6 +72,7 @@ def feed(spawn, *args: str):
 def test_clip_stream_gives_segments_and_typed_text_closes_one(spawn, ros, domain_id: int) -> None:
     segs = ros.collect(Segment, f'{NS}/segments', RELIABLE_QOS)
     idents = ros.collect(FaceIdentity, f'{NS}/faces/identity', RELIABLE_QOS)
+    diags = ros.collect(DiagnosticArray, '/diagnostics', 50)
     node = start_node(spawn, domain_id, spawn.tmp)
     clip = 'video/grid/lrwp9a.mpg'
     feeder = feed(spawn, clip, '--gap-s', '1.0')
@@ -81,6 +82,8 @@ def test_clip_stream_gives_segments_and_typed_text_closes_one(spawn, ros, domain
                       what='an end-of-speech segment')
     assert len(speech) == 1, [(s.trigger, s.transcript) for s in segs]
     seg = speech[0]
+    # its speech was heard ahead while the VAD waited out the silence after it, and that decode was the one used
+    wait_for(lambda: counter(diags, 'asr_ahead_used') == 1, 10, what='the decode ahead counted as used')
     errors, n = word_errors(SPEECH[clip], seg.transcript)
     assert errors <= 1, seg.transcript
     dur = (seg.end.sec - seg.start.sec) + (seg.end.nanosec - seg.start.nanosec) * 1e-9

@@ -32,6 +32,7 @@ from lightomni_ros.srv import ListProfiles
 from ..core.config import ConfigError, section_classes
 from ..core.perception.audio import AudioFormatError
 from ..core.perception.frames import ImageFormatError, decode_compressed, decode_image
+from ..core.perception.pipeline import SpeechPaused
 from ..core.perception.runtime import PendingSegment, PerceptionConfigs, PerceptionRuntime
 from ..core.segment import SegmentData
 from ..core.topic import segment_key
@@ -354,7 +355,16 @@ class PerceptionNode(QuietSubscriptions, LifecycleNode):
                 q.task_done()   # output_pending counts a segment until here
 
     def _audio_worker(self) -> None:
-        self._serve(self.audio_q, lambda item: [self.out_q.put(p) for p in self.rt.push_audio(*item)], 'audio')
+        self._serve(self.audio_q, self._push_audio, 'audio')
+
+    def _push_audio(self, item: tuple) -> None:
+        for pending in self.rt.push_audio(*item):
+            self.out_q.put(pending)
+        # speech that paused is heard ahead by the output worker, while the VAD here waits out the silence that
+        # would end it; only when no segment waits there (that would delay a segment for a guess)
+        pause = self.rt.paused()
+        if pause is not None and self.out_q.unfinished_tasks == 0:
+            self.out_q.put(pause)
 
     def _frame_worker(self) -> None:
         self._serve(self.frame_q, lambda item: self._process_frame(*item), 'frame')
@@ -376,8 +386,13 @@ class PerceptionNode(QuietSubscriptions, LifecycleNode):
                                                        self.get_clock().now().to_msg()))
 
     def _output_worker(self) -> None:
-        self._serve(self.out_q, lambda item: self._publish_segment(self.rt.finish(item, self.out_q.qsize() > 0)),
-                    'segment')
+        self._serve(self.out_q, self._output, 'segment')
+
+    def _output(self, item: PendingSegment | SpeechPaused) -> None:
+        if isinstance(item, SpeechPaused):
+            self.rt.hear_ahead(item)
+        else:
+            self._publish_segment(self.rt.finish(item, self.out_q.qsize() > 0))
 
     def _publish_segment(self, seg: SegmentData) -> None:
         if not self._active:

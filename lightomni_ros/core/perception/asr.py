@@ -32,6 +32,7 @@ import numpy as np
 from ..config import param
 from ..models import ModelNotFoundError, ModelResolver, cache_dir, package_dir
 from ..text import introduced_name
+from .audio import audio_digest
 
 log = logging.getLogger('lightomni.perception')
 
@@ -68,6 +69,13 @@ class AsrConfig:
                                       'vad.min_silence_ms, only spans the VAD cut (not ended) carry it; the prompt '
                                       'of an unrelated utterance misleads Whisper.', min=0.0)
     context_words: int = param(48, 'Most words of the previous span used as the prompt.', min=1)
+    ahead_ms: int = param(300, 'Silence after which the speech span is heard ahead (ASR and voices) while the VAD '
+                               'waits out the rest of vad.min_silence_ms: when the speech has ended, its segment '
+                               'is ready that much sooner; when it goes on, the decode is wasted (counted as '
+                               'asr_ahead_wasted). At least vad.speech_pad_ms (the span\'s end padding is heard by '
+                               'then); 0 disables.', min=0)
+    ahead_max_s: float = param(10.0, 'Longer spans are not heard ahead (a question is short; a long span paused '
+                                     'often would be decoded again at every pause).', min=0.0)
     fallback: bool = param(True, 'Decode again at temperatures 0.2 ... 1.0 when a window repeats itself '
                                  '(compression ratio > 2.4) or is improbable (mean log-probability < -1).')
     shed_when_behind: bool = param(True, 'While more segments wait for the ASR, decode each once (no temperature '
@@ -252,6 +260,7 @@ class Transcriber:
         self.multilingual = bool(self.model.model.is_multilingual)
         self.names: list[str] = []
         self._context: tuple[float, str] | None = None      # (end time of the previous span, its text)
+        self._ahead: tuple[tuple, tuple] | None = None       # (key, decode) of a span heard ahead
         log.info('ASR model %s at %s (%s, %s)', self.name, self.path, cfg.device, cfg.compute_type)
 
     def close(self) -> None:
@@ -310,21 +319,54 @@ class Transcriber:
             counts['asr_too_short_s'] += duration
             return Transcript('', [], self.cfg.language, duration, dict(counts))
         prompt = self.prompt_for(start)
-        words, c, language = self._decode(audio, prompt, fallback=self.cfg.fallback and not once)
-        counts['asr_shed'] += once
-        if prompt is not None:
-            counts['asr_context_prompts'] += 1
-            if (c['asr_dropped_words'] or c['asr_unresolved_loops']) and not once:
-                counts['asr_context_retries'] += 1
-                words2, c2, language2 = self._decode(audio, None, fallback=self.cfg.fallback)
-                if c2['asr_dropped_words'] + c2['asr_unresolved_loops'] <= \
-                        c['asr_dropped_words'] + c['asr_unresolved_loops']:
-                    words, c, language = words2, c2, language2
+        key = self._key(audio, prompt, once)
+        if self._ahead is not None and self._ahead[0] == key:
+            words, c, language = self._ahead[1]       # heard ahead: the same audio, prompt and hints
+            counts['asr_ahead_used'] += 1
+        else:
+            counts['asr_ahead_wasted'] += self._ahead is not None
+            words, c, language = self._words(audio, prompt, once)
+        self._ahead = None
         counts.update(c)
         text = words_text(words)
         if end is not None:
             self._context = (end, text)
         return Transcript(text, words, language, duration, {k: v for k, v in counts.items() if v})
+
+    def decode_ahead(self, audio: np.ndarray, start: float | None = None) -> dict[str, float]:
+        """Decode a span that may be about to end (:meth:`transcribe` of the same span then reuses it); counts.
+
+        Speech that goes on after the pause makes it a wasted decode (counted when the next span is transcribed or
+        heard ahead).
+        """
+        audio = np.asarray(audio, np.float32)
+        if len(audio) / 16000.0 < self.cfg.min_span_s:
+            return {}
+        counts = {'asr_ahead': 1, 'asr_ahead_wasted': int(self._ahead is not None)}
+        prompt = self.prompt_for(start)
+        self._ahead = (self._key(audio, prompt, False), self._words(audio, prompt, False))
+        return counts
+
+    def _key(self, audio: np.ndarray, prompt: str | None, once: bool) -> tuple:
+        """What a decode depends on: the audio, the prompt, the name hints, one decode or all."""
+        return audio_digest(audio), prompt, self.hint_text(), once
+
+    def _words(self, audio: np.ndarray, prompt: str | None,
+               once: bool) -> tuple[list[Word], collections.Counter, str]:
+        """The words of a span decoded with ``prompt`` (and again without it when it misled the decode)."""
+        words, c, language = self._decode(audio, prompt, fallback=self.cfg.fallback and not once)
+        c['asr_shed'] += once
+        if prompt is not None:
+            c['asr_context_prompts'] += 1
+            if (c['asr_dropped_words'] or c['asr_unresolved_loops']) and not once:
+                c['asr_context_retries'] += 1
+                words2, c2, language2 = self._decode(audio, None, fallback=self.cfg.fallback)
+                if c2['asr_dropped_words'] + c2['asr_unresolved_loops'] <= \
+                        c['asr_dropped_words'] + c['asr_unresolved_loops']:
+                    words, language = words2, language2
+                    c = c2 + collections.Counter({k: c[k] for k in ('asr_shed', 'asr_context_prompts',
+                                                                      'asr_context_retries')})
+        return words, c, language
 
     def _decode(self, audio: np.ndarray, prompt: str | None,
                 fallback: bool) -> tuple[list[Word], collections.Counter, str]:

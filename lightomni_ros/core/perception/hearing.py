@@ -56,6 +56,14 @@ class Hearing:
             counts['voice_turns_unknown'] += sum(1 for t in seg.turns if not t.voice_id)
         return counts, events
 
+    def ahead(self, audio: np.ndarray, start: float) -> dict[str, float]:
+        """Hear a span that may be about to end (its ASR and voice windows): :meth:`hear` of it reuses them."""
+        t0 = time.perf_counter()
+        counts = self.asr.decode_ahead(audio, start)
+        if self.tracker is not None and counts:
+            self.tracker.prepare(audio)
+        return counts | {'asr_ahead_ms_total': (time.perf_counter() - t0) * 1000.0} if counts else counts
+
     def _turns(self, seg: SegmentData, turns: list[Turn], words: list[Word], offset: float,
                events: list[VoiceEvent]) -> list[SpeakerTurn]:
         out = []

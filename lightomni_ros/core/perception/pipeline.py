@@ -54,6 +54,18 @@ class SpeechEnded:
 
 
 @dataclass(kw_only=True)
+class SpeechPaused:
+    """Speech paused long enough that it may have ended: the span that then ends (as :class:`SpeechEnded`'s).
+
+    Its speech can be heard ahead (ASR, voices) while the VAD waits out the rest of the silence that ends it.
+    """
+
+    start: float
+    end: float
+    audio: np.ndarray = field(repr=False)
+
+
+@dataclass(kw_only=True)
 class SpeechDiscarded:
     """The speech that started was too short to keep (noise)."""
 
@@ -83,6 +95,7 @@ class AudioPath:
         self.vad = vad
         self.split = split
         self._checked: set[int] = set()        # pauses of the open span already tested
+        self._paused: tuple[int, int] | None = None     # the span last reported by :meth:`paused`
 
     def push(self, stamp: float, data: bytes, sample_format: str, channels: int, sample_rate: int,
              coding_format: str = 'wave') -> list[SpeechEvent]:
@@ -114,6 +127,15 @@ class AudioPath:
                 self._checked = {m for m in self._checked if m > mid}
                 return vad.split(mid, 'turn')
         return []
+
+    def paused(self, silence_ms: float, max_s: float) -> SpeechPaused | None:
+        """The open span, once per pause, when ``silence_ms`` of silence may be its end (spans up to ``max_s``)."""
+        span = self.vad.pending_span(silence_ms)
+        if span is None or (span.start, span.end) == self._paused or span.end - span.start > max_s * TARGET_RATE:
+            return None
+        self._paused = (span.start, span.end)
+        return SpeechPaused(start=self.stream.time_of(span.start), end=self.stream.time_of(span.end),
+                            audio=self.buffer.slice(span.start, span.end))
 
     def _event(self, kind: str, val: object) -> SpeechEvent:
         if kind == 'start':

@@ -29,7 +29,8 @@ from .audio import AudioConfig
 from .faces import FacePipeline, FacesConfig, IdentityEvent, make_backend
 from .frames import FramesConfig, ImageEncoder, KeyframeFilter, KeyframeSampler, encode_jpeg
 from .hearing import Hearing
-from .pipeline import AudioPath, PerceptionConfig, SpeechEnded, SpeechEvent, SpeechStarted, TurnSplit
+from .pipeline import (AudioPath, PerceptionConfig, SpeechEnded, SpeechEvent, SpeechPaused, SpeechStarted,
+                       TurnSplit)
 from .segmenter import PerceptionState, Segmenter, SegmenterConfig, write_wav
 from .vad import SileroVad, StreamingVad, VadConfig
 from .voices import TurnTracker, VoiceEncoder, VoiceEvent, VoiceGalleryEntry, VoiceRegistry, VoicesConfig
@@ -136,6 +137,18 @@ class PerceptionRuntime:
             events = self.audio_path.push(stamp, data, sample_format, channels, sample_rate, coding_format)
         self.count('vad_ms_total', st['ms'])
         return self._speech(events)
+
+    def paused(self) -> SpeechPaused | None:
+        """Speech that may just have ended (``asr.ahead_ms`` of silence), once per pause; None when not asked for."""
+        cfg = self.cfg.asr
+        if not cfg.ahead_ms:
+            return None
+        return self.audio_path.paused(max(cfg.ahead_ms, self.cfg.vad.speech_pad_ms), cfg.ahead_max_s)
+
+    def hear_ahead(self, pause: SpeechPaused) -> None:
+        """Hear ``pause``'s span ahead of its end (:meth:`finish` of that span then reuses the work)."""
+        for k, v in self.hearing.ahead(pause.audio, pause.start).items():
+            self.count(k, v)
 
     def vad_counts(self) -> dict[str, float]:
         """What the VAD discarded and where it cut long speech (for diagnostics)."""

@@ -158,6 +158,22 @@ class StreamingVad:
         self._pending = buf[nwin * WINDOW:]
         return events
 
+    def pending_span(self, silence_ms: float) -> SpeechSpan | None:
+        """The span that ends if the silence going on (at least ``silence_ms`` of it) lasts ``min_silence_ms``.
+
+        It is the span :meth:`feed` would then close, sample for sample (its end padding is heard already); None
+        while speech goes on, or when that span would be discarded as too short.
+        """
+        cfg = self.cfg
+        if not self.in_speech or self._silence_start is None:
+            return None
+        end = self._silence_start + self._ms(cfg.speech_pad_ms)
+        if self.pos - self._silence_start < self._ms(silence_ms) or self.pos < end:
+            return None
+        if self._silence_start - self._speech_start < self._ms(cfg.min_speech_ms) and not self._continued:
+            return None
+        return SpeechSpan(self._span_begin, end)
+
     def _low(self) -> np.ndarray:
         return np.asarray(self._probs, np.float32) < self.cfg.threshold - 0.15
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...config import ConfigError, param
+from ..audio import audio_digest
 from .encoder import RATE, VoiceEncoder, similarity
 from .registry import VoiceEvent, VoiceRegistry
 
@@ -93,6 +94,17 @@ class TurnTracker:
         self.encoder = encoder
         self.registry = registry
         self.cfg = cfg
+        self._ahead: tuple[bytes, tuple[np.ndarray, np.ndarray]] | None = None     # windows of a span heard ahead
+
+    def prepare(self, audio: np.ndarray) -> None:
+        """Embed the windows of a span that may be about to end (:meth:`turns` of the same audio reuses them)."""
+        self._ahead = (audio_digest(audio), self.encoder.windows(audio, self.cfg.hop_s))
+
+    def _windows(self, audio: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        ahead, self._ahead = self._ahead, None
+        if ahead is not None and ahead[0] == audio_digest(audio):
+            return ahead[1]
+        return self.encoder.windows(audio, self.cfg.hop_s)
 
     def changed(self, before: np.ndarray, after: np.ndarray) -> bool:
         """Whether the voice of ``after`` differs from that of ``before`` (about ``probe_s`` each)."""
@@ -104,7 +116,7 @@ class TurnTracker:
         """Speaker turns of one span (voice ids from the registry, new voices created) and the registry's events."""
         cfg = self.cfg
         dur = len(audio) / RATE
-        centres, emb = self.encoder.windows(audio, cfg.hop_s)
+        centres, emb = self._windows(audio)
         labels, means = [], []
         for e in emb:
             sims = [similarity(e, m) for m in means]
