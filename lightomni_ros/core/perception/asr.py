@@ -364,8 +364,8 @@ class Transcriber:
                 if c2['asr_dropped_words'] + c2['asr_unresolved_loops'] <= \
                         c['asr_dropped_words'] + c['asr_unresolved_loops']:
                     words, language = words2, language2
-                    c = c2 + collections.Counter({k: c[k] for k in ('asr_shed', 'asr_context_prompts',
-                                                                      'asr_context_retries')})
+                    kept = ('asr_shed', 'asr_context_prompts', 'asr_context_retries')     # of the first decode
+                    c = c2 + collections.Counter({k: c[k] for k in kept})
         return words, c, language
 
     def _decode(self, audio: np.ndarray, prompt: str | None,

@@ -443,7 +443,7 @@ class ReflexEngine:
     def _decode_replies(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None,
                         context: str, decode: Callable[..., list[list[int]]],
                         prompt: ResponsePrompt | None = None) -> tuple[list[str], int]:
-        """``decode`` after the response prompt (``prompt`` when it reads the same); the cleaned replies and its tokens."""
+        """``decode`` after the response prompt (``prompt`` when it reads the same); the cleaned replies, its tokens."""
         with contextlib.ExitStack() as held:
             if prompt is None or not prompt.reads(seg, memories, context):
                 prompt = held.enter_context(self.response_prompt(seg, memories, context))

@@ -169,7 +169,7 @@ class ResponsePrompt:
     tokens: int                   # prompt tokens in all (prefix included)
 
     def reads(self, seg: SegmentInput, memories: list[MemoryItem], context: str) -> bool:
-        """Whether this is the prompt of ``seg``, ``memories`` and ``context`` (the same objects), still in its cache."""
+        """Whether this is the prompt of ``seg``, ``memories`` and ``context`` (same objects), still in its cache."""
         return self.seg is seg and self.memories is memories and self.context == context \
             and int(self.cache.get_seq_length()) == self.length
 
