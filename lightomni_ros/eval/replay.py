@@ -344,6 +344,8 @@ class GraphLauncher:
         self.runner = runner.Runner(nodes, log_dir=log_dir, out=_LogStream())
         self.activate_timeout = activate_timeout
         self.code: int | None = None
+        self.stopping = False       # stopped by the replay (its end, or an interrupt), not on its own
+        self.watcher: threading.Thread | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
@@ -373,10 +375,18 @@ class GraphLauncher:
     @property
     def failed(self) -> bool:
         """Whether the graph stopped on its own (a node failed or activation failed)."""
-        return self.code is not None or not self.thread.is_alive()
+        return not self.stopping and (self.code is not None or not self.thread.is_alive())
+
+    def watch(self, stop: threading.Event) -> None:
+        """Set ``stop`` (with an ERROR log) when the graph stops on its own; until :meth:`stop` or ``stop``."""
+        self.watcher = threading.Thread(target=_watch, args=(self, stop), daemon=True)
+        self.watcher.start()
 
     def stop(self) -> int:
-        """Stop the graph; return the runner's exit code."""
+        """Stop the graph (and its watcher: the replay stopping it is no failure); return the runner's exit code."""
+        self.stopping = True
+        if self.watcher is not None:
+            self.watcher.join()
         self.runner.stop()
         self.thread.join(timeout=60.0)
         self._tmp.cleanup()
@@ -460,8 +470,7 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
     try:
         if graph is not None:
             graph.start()
-            watcher = threading.Thread(target=_watch, args=(graph, stop), daemon=True)
-            watcher.start()
+            graph.watch(stop)
         t0 = time.monotonic()
         if graph is not None:
             pending = graph.wait_active(opts.wait_graph, stop)
@@ -503,7 +512,7 @@ def run_replay(bag: str | pathlib.Path, out_dir: str | pathlib.Path, opts: Repla
 
 
 def _watch(graph: GraphLauncher, stop: threading.Event) -> None:
-    while not stop.is_set():
+    while not stop.is_set() and not graph.stopping:
         if graph.failed and graph.code is not None:
             log.error('the node graph stopped (%s); ending the replay', '; '.join(graph.runner.failed) or
                       f'exit {graph.code}')
