@@ -363,9 +363,9 @@ class Transcriber:
                 words2, c2, language2 = self._decode(audio, None, fallback=self.cfg.fallback)
                 if c2['asr_dropped_words'] + c2['asr_unresolved_loops'] <= \
                         c['asr_dropped_words'] + c['asr_unresolved_loops']:
-                    words, language = words2, language2
-                    kept = ('asr_shed', 'asr_context_prompts', 'asr_context_retries')     # of the first decode
-                    c = c2 + collections.Counter({k: c[k] for k in kept})
+                    for k in ('asr_shed', 'asr_context_prompts', 'asr_context_retries'):    # of the first decode
+                        c2[k] = c[k]
+                    words, c, language = words2, c2, language2
         return words, c, language
 
     def _decode(self, audio: np.ndarray, prompt: str | None,

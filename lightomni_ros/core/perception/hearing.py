@@ -60,9 +60,11 @@ class Hearing:
         """Hear a span that may be about to end (its ASR and voice windows): :meth:`hear` of it reuses them."""
         t0 = time.perf_counter()
         counts = self.asr.decode_ahead(audio, start)
-        if self.tracker is not None and counts:
+        if not counts:      # too short to transcribe
+            return counts
+        if self.tracker is not None:
             self.tracker.prepare(audio)
-        return counts | {'asr_ahead_ms_total': (time.perf_counter() - t0) * 1000.0} if counts else counts
+        return counts | {'asr_ahead_ms_total': (time.perf_counter() - t0) * 1000.0}
 
     def _turns(self, seg: SegmentData, turns: list[Turn], words: list[Word], offset: float,
                events: list[VoiceEvent]) -> list[SpeakerTurn]:

@@ -143,7 +143,7 @@ class PerceptionRuntime:
         cfg = self.cfg.asr
         if not cfg.ahead_ms:
             return None
-        return self.audio_path.paused(max(cfg.ahead_ms, self.cfg.vad.speech_pad_ms), cfg.ahead_max_s)
+        return self.audio_path.paused(cfg.ahead_ms, cfg.ahead_max_s)     # never before the end padding is heard
 
     def hear_ahead(self, pause: SpeechPaused) -> None:
         """Hear ``pause``'s span ahead of its end (:meth:`finish` of that span then reuses the work)."""

@@ -385,7 +385,6 @@ class ReflexEngine:
         return ReflexOutput(float(p_act[0]), float(p_act[1]), z_ret, fused_query(z_ret, text_vec), backend, n_tokens,
                             text_vec)
 
-    @torch.no_grad()
     @contextlib.contextmanager
     def response_prompt(self, seg: SegmentInput, memories: list[MemoryItem],
                         context: str = '') -> Iterator[ResponsePrompt]:
@@ -407,6 +406,7 @@ class ReflexEngine:
             finally:
                 crop_to(cache, plen)
 
+    @torch.no_grad()
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
                 stop: Callable[[], bool] | None = None, context: str = '',
                 stream: ReplyStream | None = None, prompt: ResponsePrompt | None = None) -> tuple[str, int]:
@@ -439,7 +439,6 @@ class ReflexEngine:
 
         return self._decode_replies(seg, memories, max_new_tokens, context, beams, prompt)[0]
 
-    @torch.no_grad()
     def _decode_replies(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None,
                         context: str, decode: Callable[..., list[list[int]]],
                         prompt: ResponsePrompt | None = None) -> tuple[list[str], int]:
