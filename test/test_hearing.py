@@ -351,3 +351,22 @@ def test_scores() -> None:
     assert (p, c) == (0.75, 0.75)
     seg = SegmentData(1, 0.0, 12.0, 0, speech_start=0.0, speech_end=12.0, speech_duration=12.0)
     assert collapsed([seg], [(1.0 + i, 'w') for i in range(10)]) == (1, 1)
+
+
+def test_the_hearing_benchmark_counts_the_work_done_ahead() -> None:
+    # a span heard ahead at a pause is decoded before its segment closes: the node's real-time factor includes it
+    from types import SimpleNamespace
+
+    from lightomni_ros.eval.bench import Report
+    from lightomni_ros.eval.bench_hearing import score_node
+
+    values = {'audio_seconds': '100', 'vad_ms_total': '2000', 'asr_ms_total': '3000', 'asr_ahead_ms_total': '5000',
+              'voice_ms_total': '500', 'asr_ahead_used': '7', 'asr_ahead_wasted': '2', 'audio_chunks': '5000'}
+    diag = SimpleNamespace(values=[SimpleNamespace(key=k, value=v) for k, v in values.items()])
+    report = Report('hearing')
+    score_node({'diag': diag, 'lines': [{'done': True, 'audio_chunks': 5000}], 'cpu_s': 30.0, 'cpu': 30.0}, 100.0,
+               report)
+    f = report.figures
+    assert f['rtf'] == pytest.approx(0.10)          # (2 + 3 + 5) s of work per 100 s of audio
+    assert f['rtf_stage']['asr_ahead'] == pytest.approx(0.05)
+    assert f['discards']['asr_ahead_wasted'] == 2 and f['audio_dropped'] == 0

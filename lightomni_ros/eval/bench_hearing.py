@@ -152,16 +152,18 @@ def score_node(res: dict[str, Any], audio_s: float, report: Report) -> None:
     report.figure('audio_dropped', max(0, published - received) + int(num('audio_dropped')), 'chunks',
                   f'of {published} published')
     seconds = num('audio_seconds') or audio_s
-    report.figure('rtf', round((num('vad_ms_total') + num('asr_ms_total')) / 1000 / max(seconds, 1e-9), 4), 'x',
-                  f'VAD + cuts + ASR + voices per audio second ({seconds:.0f} s, 2 shared cores)')
-    for key in ('vad', 'asr', 'voice'):
+    # a span heard ahead at a pause is decoded before its segment closes: that work (used or wasted) is the ASR's too
+    total = num('vad_ms_total') + num('asr_ms_total') + num('asr_ahead_ms_total')
+    report.figure('rtf', round(total / 1000 / max(seconds, 1e-9), 4), 'x',
+                  f'VAD + cuts + ASR (ahead too) + voices per audio second ({seconds:.0f} s, 2 shared cores)')
+    for key in ('vad', 'asr', 'asr_ahead', 'voice'):
         report.figure(f'rtf_stage.{key}', round(num(f'{key}_ms_total') / 1000 / max(seconds, 1e-9), 4), 'x')
     report.figure('rtf_cpu', round(res['cpu_s'] / max(seconds, 1e-9), 4), 'x',
                   'CPU seconds of the node process per audio second, until its queues were empty (all threads)')
     report.figure('cpu_percent', round(res['cpu'], 1), '%', 'node process (100 = one core)')
     for key in sorted(vals):
-        if key.startswith(('asr_dropped', 'asr_fallbacks', 'asr_context', 'asr_spans_too_short', 'vad_cuts',
-                           'vad_discarded', 'speech_ends_', 'voices_', 'voice_turns')):
+        if key.startswith(('asr_dropped', 'asr_fallbacks', 'asr_context', 'asr_spans_too_short', 'asr_ahead_used',
+                           'asr_ahead_wasted', 'vad_cuts', 'vad_discarded', 'speech_ends_', 'voices_', 'voice_turns')):
             report.figure(f'discards.{key}', num(key))
 
 

@@ -258,7 +258,8 @@ def run(args: argparse.Namespace, report: Report) -> None:
     stream_s = float(done.get('seconds', res['wall']))
     audio_s = num('audio_seconds') or stream_s
     rtf = {'vad': num('vad_ms_total') / 1000 / max(audio_s, 1e-9),
-           'asr': num('asr_ms_total') / 1000 / max(num('asr_audio_s_total'), 1e-9),
+           # the decodes ahead at a pause (used or wasted) are ASR work too
+           'asr': (num('asr_ms_total') + num('asr_ahead_ms_total')) / 1000 / max(num('asr_audio_s_total'), 1e-9),
            'frames': num('frames_ms_total') / 1000 / max(stream_s, 1e-9),
            'faces': num('faces_ms_total') / 1000 / max(stream_s, 1e-9)}
     what = {'vad': 'per audio second (incl. resampling)', 'asr': 'per second of speech transcribed',
