@@ -1267,6 +1267,28 @@ def test_a_beam_search_finds_the_alternatives_to_the_greedy_reply(engine):
     assert engine.respond(seg, memories, max_new_tokens=8)[0] == greedy, 'the cache a beam search read is intact'
 
 
+def test_beams_move_only_their_generated_tokens():
+    """Reordering from the prompt's end gives what reordering the whole cache gives: the prompt is every beam's."""
+    from transformers import DynamicCache
+
+    torch.manual_seed(0)
+    prompt, width = 5, 3
+    ours, whole = DynamicCache(), DynamicCache()
+    for li in range(2):
+        keys = [torch.randn(1, 2, prompt, 4).expand(width, -1, -1, -1), torch.randn(width, 2, 3, 4)]
+        values = [torch.randn(1, 2, prompt, 4).expand(width, -1, -1, -1), torch.randn(width, 2, 3, 4)]
+        for cache in (ours, whole):
+            cache.update(keys[0], values[0], li)            # the prompt, shared (a view, as beam_decode makes it)
+            cache.update(keys[1].clone(), values[1].clone(), li)     # three generated tokens, one per beam
+    rows = [2, 0, 0]
+    generation.reorder_generated(ours, rows, prompt)
+    whole.reorder_cache(torch.tensor(rows))
+    for a, b in zip(ours.layers, whole.layers):
+        assert torch.equal(a.keys, b.keys) and torch.equal(a.values, b.values)
+    generation.reorder_generated(ours, [0, 1, 2], prompt)          # nothing to move
+    assert all(torch.equal(a.keys, b.keys) for a, b in zip(ours.layers, whole.layers))
+
+
 def test_a_retry_decodes_from_the_prompt_the_greedy_reply_was_prefilled_for(engine, monkeypatch):
     """One prefill for the greedy reply and the beams after it, with the replies of separate prefills."""
     seg = question(typed=True)

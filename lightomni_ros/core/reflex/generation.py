@@ -164,8 +164,9 @@ def beam_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new
     eos = getattr(backbone.tokenizer, 'eos_ids', set())
     beams = DynamicCache()
     for li, la in enumerate(cache.layers):
-        beams.update(la.keys.expand(width, -1, -1, -1).contiguous(), la.values.expand(width, -1, -1, -1).contiguous(),
-                     li)
+        # views, not copies: the first step's concatenation makes each layer a contiguous tensor of its own
+        beams.update(la.keys.expand(width, -1, -1, -1), la.values.expand(width, -1, -1, -1), li)
+    prompt = int(cache.get_seq_length())
     logp = torch.log_softmax(backbone.logits(hidden_last[-1:]).float(), dim=-1)[-1:]    # one live row at first
     scores = torch.zeros(1, device=dev)
     live: list[list[int]] = [[]]
@@ -202,7 +203,7 @@ def beam_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new
         if stop is not None and stop():
             return [g for _, g in sorted(done, key=lambda d: -d[0])], True
         rows += [rows[-1]] * (width - len(rows))        # a full batch keeps the cache's shape; extras are dropped
-        beams.reorder_cache(torch.tensor(rows, device=dev))
+        reorder_generated(beams, rows, prompt)
         live = [g for g, _ in kept]
         scores = torch.tensor([s for _, s in kept], device=dev)
         step = torch.tensor(nxt + [nxt[-1]] * (width - len(nxt)), device=dev).view(width, 1)
@@ -211,6 +212,21 @@ def beam_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new
                   **cache_kwargs(dec, beams))
         logp = torch.log_softmax(backbone.logits(out.last_hidden_state[:, -1]).float(), dim=-1)[:len(kept)]
     return [g for _, g in sorted(done, key=lambda d: -d[0])][:width], False
+
+
+def reorder_generated(cache, rows: list[int], start: int) -> None:
+    """Give beam ``b`` of ``cache`` what beam ``rows[b]`` held, from token ``start`` on.
+
+    Before ``start`` every beam holds the same prompt, so only the generated tokens move: reordering the whole
+    cache (transformers' ``reorder_cache``) copied the prompt's keys and values of every beam at every step, on a
+    memory-bound CPU most of a beam step's time beside the weights.
+    """
+    if rows == list(range(len(rows))) or int(cache.get_seq_length()) <= start:
+        return
+    idx = torch.tensor(rows, device=cache.layers[0].keys.device)
+    for la in cache.layers:
+        la.keys[:, :, start:] = la.keys[idx, :, start:]         # the right side is a copy: no overlap
+        la.values[:, :, start:] = la.values[idx, :, start:]
 
 
 def _pos_arg(backbone, pos: torch.Tensor) -> torch.Tensor:
