@@ -106,10 +106,10 @@ def passive_openmp(env: MutableMapping[str, str] | None = None) -> str:
 
     The graph's processes share the robot's cores. torch and CTranslate2 (GNU OpenMP both) keep their worker threads
     spinning for a while after each parallel region, so on a small CPU a node between two layers takes the cores
-    another node is decoding on: on 2 cores, a 6-token reply decoded beside a speech recogniser took 1.2-1.4 s with
-    spinning threads and 0.56-0.59 s with sleeping ones (about 10% slower when it runs alone). Only the node
-    processes do this (``lightomni_ros.nodes``); training and the offline tools run alone and keep the default. The
-    runtimes read the variable once, when they load: it must be set before torch or CTranslate2 is imported.
+    another node is decoding on (docs/GRAPH.md has the figures: about twice as fast beside a speech recogniser, a
+    little slower alone). Processes that import ``lightomni_ros.nodes`` do this (the nodes, and the verbs that talk
+    to a graph); training and the offline tools run alone and keep the default. The runtimes read the variable once,
+    when they load: it must be set before torch or CTranslate2 is imported.
     """
     env = os.environ if env is None else env
     if any(env.get(k) for k in OMP_USER_ENV):
