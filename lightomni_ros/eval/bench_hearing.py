@@ -23,7 +23,7 @@ import time
 from typing import Any
 
 from .bench import Report
-from .bench_perception import diag_values
+from .bench_perception import asr_ms, diag_values
 from .conversations import RATIOS, Conversation, build, meeting, write
 from .hearing_scores import (collapsed, dominant_voice, frame_pairs, kept, purity_coverage, text_between)
 from .perception_media import media_dir, wer
@@ -152,9 +152,7 @@ def score_node(res: dict[str, Any], audio_s: float, report: Report) -> None:
     report.figure('audio_dropped', max(0, published - received) + int(num('audio_dropped')), 'chunks',
                   f'of {published} published')
     seconds = num('audio_seconds') or audio_s
-    # a span heard ahead at a pause is decoded before its segment closes: that work (used or wasted) is the ASR's too
-    total = num('vad_ms_total') + num('asr_ms_total') + num('asr_ahead_ms_total')
-    report.figure('rtf', round(total / 1000 / max(seconds, 1e-9), 4), 'x',
+    report.figure('rtf', round((num('vad_ms_total') + asr_ms(num)) / 1000 / max(seconds, 1e-9), 4), 'x',
                   f'VAD + cuts + ASR (ahead too) + voices per audio second ({seconds:.0f} s, 2 shared cores)')
     for key in ('vad', 'asr', 'asr_ahead', 'voice'):
         report.figure(f'rtf_stage.{key}', round(num(f'{key}_ms_total') / 1000 / max(seconds, 1e-9), 4), 'x')
