@@ -346,6 +346,10 @@ def test_who_said_what_with_several_voices_in_one_segment() -> None:
 
 def test_scores() -> None:
     assert kept('the budget meeting moved to Friday', 'The budget meeting is on Friday') == (3, 3)
+    # the offline decode's misheard word ("Fridge") is no word streaming lost, when what was said is known
+    assert kept('the budget meeting moved to Friday', 'The budget meeting is on Fridge') == (2, 3)
+    assert kept('the budget meeting moved to Friday', 'The budget meeting is on Fridge',
+                'The budget meeting is on Friday') == (2, 2)
     truth = [('a', 0.0, 2.0), ('b', 2.0, 4.0)]
     p, c = purity_coverage(frame_pairs(truth, [('v1', 0.0, 3.0), ('v2', 3.0, 4.0)], 0, 4, step=0.5))
     assert (p, c) == (0.75, 0.75)
@@ -370,3 +374,30 @@ def test_the_hearing_benchmark_counts_the_work_done_ahead() -> None:
     assert f['rtf'] == pytest.approx(0.10)          # (2 + 3 + 5) s of work per 100 s of audio
     assert f['rtf_stage']['asr_ahead'] == pytest.approx(0.05)
     assert f['discards']['asr_ahead_wasted'] == 2 and f['audio_dropped'] == 0
+
+
+def test_the_hearing_benchmark_counts_only_said_words_the_offline_decode_found() -> None:
+    # the mixed set knows what was said: a word the offline decode misheard is not one streaming lost; the meeting
+    # has no transcript, so there every word of the offline decode counts
+    from lightomni_ros.core.segment import WordData
+    from lightomni_ros.eval.bench import Report
+    from lightomni_ros.eval.bench_hearing import score
+    from lightomni_ros.eval.conversations import Conversation, Placed
+
+    said = 'the budget meeting moved to friday'
+    convs = [Conversation(name='dev/overlap0_r0', kind='overlap', audio=np.zeros(16000, np.float32),
+                          placed=[Placed(speaker='a', text=said, start=0.0, end=1.0)], ratio=0.0, path='a.wav'),
+             Conversation(name='meeting/clip', kind='meeting', audio=np.zeros(16000, np.float32), path='m.wav')]
+    words = [WordData(start=0.1 * i, end=0.1 * i + 0.05, word=f' {w}', probability=1.0)
+             for i, w in enumerate(said.split())]
+    segs = [SegmentData(1, 0.0, 1.0, 0, speech_start=0.0, speech_end=1.0, transcript=said, words=words),
+            SegmentData(2, 10.0, 11.0, 0, speech_start=10.0, speech_end=11.0, transcript=said,
+                        words=list(words))]
+    res = {'records': segs, 'windows': {'a.wav': (0.0, 2.0), 'm.wav': (10.0, 12.0)}}
+    misheard = 'the budget meeting moved to fridge'
+    report = Report('hearing')
+    score(convs, res, {c.name: (misheard, []) for c in convs}, report)
+    f = report.figures
+    assert f['conversations']['content_recall_ratio'] == 1.0      # 3 of the 3 said words the offline decode found
+    assert f['conversations']['offline_agreement'] == pytest.approx(0.75)
+    assert f['meeting']['content_recall_ratio'] == pytest.approx(0.75)

@@ -332,6 +332,19 @@ def test_live_breakdown_accounts_for_the_whole_first_word() -> None:
     assert sum(parts.values()) == 5000.0
 
 
+def test_live_benchmark_times_a_question_by_its_own_answer() -> None:
+    """A question the robot left unanswered is not timed by the answer to the next one."""
+    from lightomni_ros.eval.bench_live import answering_segment
+
+    seg_end = {1: 12.6, 2: 31.0, 3: 42.6, 4: 45.1}
+    began = {1: 10.0, 2: 29.0, 3: 40.0, 4: 44.9}     # 4: typed text, which began when it closed the segment
+    assert answering_segment(10.0, 12.0, seg_end, began, {1, 2}) == 1
+    assert answering_segment(10.0, 12.0, seg_end, began, {2}) is None     # segment 2 answered a later question
+    # a question cut in two segments is answered on the second
+    assert answering_segment(40.0, 44.5, {**seg_end, 3: 42.0, 5: 45.0}, {**began, 5: 42.3}, {5}) == 5
+    assert answering_segment(44.9, 44.9, seg_end, began, {4}) == 4
+
+
 def test_a_probe_can_ask_for_several_of_its_keywords() -> None:
     from lightomni_ros.eval.scoring import keywords_ok
 

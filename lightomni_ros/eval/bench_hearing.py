@@ -7,7 +7,9 @@ the single-speaker media, ``dev`` and ``heldout`` splits) and the real AMI meeti
 fed to the perception node in its own process in real time (20 ms chunks); each conversation's streaming transcript
 is the words of the published segments that fall inside it. The offline reference is the same ASR model on each
 whole file. JSON keys: ``conversations.wer_streaming``, ``conversations.wer_offline``,
-``conversations.content_recall_ratio`` (also ``.by_ratio``, ``.by_split``), ``meeting.content_recall_ratio``,
+``conversations.content_recall_ratio`` (also ``.by_ratio``, ``.by_split``: of the content words the offline decode
+finds that were said, those streaming keeps; ``.offline_agreement`` counts the offline decode's misheard words too),
+``meeting.content_recall_ratio`` (no transcript: every content word of the offline decode),
 ``meeting.offline_self_recall`` (the reference against itself decoded with other fallback seeds),
 ``collapsed_segments``, ``voice.purity``, ``voice.coverage``, ``voice.same_across_recordings``, ``meeting.voice.*``,
 ``audio_dropped``, ``rtf``, ``asr_models.*`` (WER and real-time factor of each PyPI model, offline).
@@ -84,7 +86,8 @@ def _voices(convs: list[Conversation], res: dict[str, Any]) -> collections.Count
 def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], report: Report) -> None:
     """Word, content and collapse figures of the mixed set and the meeting."""
     recs = res['records']
-    groups = collections.defaultdict(lambda: {'ws': [], 'wo': [], 'k': [0, 0], 'ks': [0, 0], 'ko': [0, 0]})
+    groups = collections.defaultdict(lambda: {'ws': [], 'wo': [], 'k': [0, 0], 'ka': [0, 0], 'ks': [0, 0],
+                                              'ko': [0, 0]})
     bad = checked = 0
     for c in convs:
         t0, t1 = res['windows'][c.path]
@@ -100,8 +103,11 @@ def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], r
             g = groups[key]
             g['ws'].append((c.reference, hyp))
             g['wo'].append((c.reference, text))
-            for k, (h, r) in (('k', (hyp, text)), ('ks', (hyp, c.reference)), ('ko', (text, c.reference))):
-                g[k] = [x + y for x, y in zip(g[k], kept(h, r))]
+            # the meeting has no transcript: there every word of the offline decode counts
+            known = None if c.kind == 'meeting' else c.reference
+            for k, (h, r, w) in (('k', (hyp, text, known)), ('ka', (hyp, text, None)), ('ks', (hyp, c.reference, None)),
+                                 ('ko', (text, c.reference, None))):
+                g[k] = [x + y for x, y in zip(g[k], kept(h, r, w))]
         if hyp.strip() != text.strip():
             report.note(f'{c.name}: streaming {hyp!r} / offline {text!r}')
     for key, g in sorted(groups.items()):
@@ -113,8 +119,12 @@ def score(convs: list[Conversation], res: dict[str, Any], off: dict[str, Any], r
             for k, who in (('ks', 'streaming'), ('ko', 'offline')):
                 report.figure(f'{base}.known_recall_{who}', round(g[k][0] / max(g[k][1], 1), 4), '',
                               'content words of the known transcript that the decode holds')
+        if key != 'meeting':
+            report.figure(f'{base}.offline_agreement', round(g['ka'][0] / max(g['ka'][1], 1), 4), '',
+                          f'{g["ka"][0]} of {g["ka"][1]} content words of the offline decode, misheard ones included')
         report.figure(f'{base}.content_recall_ratio', round(g['k'][0] / max(g['k'][1], 1), 4), '',
-                      f'{g["k"][0]} of {g["k"][1]} content words of the offline decode')
+                      f'{g["k"][0]} of {g["k"][1]} content words of the offline decode'
+                      + ('' if key == 'meeting' else ' that were said'))
     report.figure('collapsed_segments', bad, '', f'of {checked} segments with 10 s of speech or more')
 
 

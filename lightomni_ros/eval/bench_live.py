@@ -14,7 +14,9 @@ unit vectors).
 Figures (per horizon unless noted), all on the wall clock of the replay:
 
 - ``first_word_ms.{1day,6mo}.{p50,p95,p99}``: end of a question's speech (ground truth) -> the first SpeechChunk of
-  the Action answering it (``actions/speech``); ``action_ms`` the same to the full Action;
+  the Action answering it (``actions/speech``); ``action_ms`` the same to the full Action. The Action answering a
+  question is that of a segment holding its speech (:func:`answering_segment`); a question the robot stayed quiet
+  on is not answered (``answered`` counts those that were) and has no latency;
 - ``stored_within_60s_frac``, ``segments_lost``: every Segment perception published -> consolidation's STORED or
   DUPLICATE acknowledgement of its Topic (``topics/ack``), within 60 s of the segment's end; lost = never (after the
   drain);
@@ -36,7 +38,7 @@ import pathlib
 import random
 import shutil
 import tempfile
-from typing import Any
+from typing import Any, Container
 
 import numpy as np
 
@@ -163,6 +165,19 @@ def _pcts(values: list[float], qs: tuple[int, ...] = (50, 95, 99)) -> dict[str, 
     return {f'p{q}': round(float(np.percentile(values, q)), 1) if values else None for q in qs}
 
 
+def answering_segment(start: float, end: float, seg_end: dict[int, float], began: dict[int, float],
+                      spoken: Container[int], slack: float = 0.5) -> int | None:
+    """The segment whose spoken Action answers a question said over [``start``, ``end``] (scenario seconds).
+
+    The first, by its end, of the segments that hold the question (ended after it began, and what they hold
+    began before it ended: ``began``) and were answered (``spoken``); None when the robot answered none of them. The
+    answer to the next question is not this one's, however soon it comes.
+    """
+    sids = sorted((e, sid) for sid, e in seg_end.items()
+                  if e >= start - slack and sid in spoken and began.get(sid, float('inf')) <= end + slack)
+    return sids[0][1] if sids else None
+
+
 def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
     """The live figures of one finished replay (its outputs bag, result.json and ground truth)."""
     from . import bagwriter, scoring
@@ -197,6 +212,9 @@ def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
             chunks.setdefault(int(c.segment_id), t)
     actions = {int(a.segment_id): (t, a) for t, a in out.get('actions') if a.speak}
     seg_end_s = {int(s.segment_id): tb.scenario_of_stamp(s.end) for _, s in out.get('segments')}
+    # when what each segment holds began (scenario time): its speech, or the typed text that closed it
+    began = {int(s.segment_id): tb.scenario_of_stamp(s.speech_end) - float(s.speech_duration) if _ns(s.speech_end)
+             else tb.scenario_of_stamp(s.end) for _, s in out.get('segments')}
     seg_seen = {}
     for t, s in out.get('segments'):
         seg_seen.setdefault(int(s.segment_id), t)
@@ -207,11 +225,9 @@ def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
         end_wall = tb.wall_of_scenario(p['speech_end'])
         before = [v for t, v in backlog if t <= p['speech_end']]
         during += bool(before and before[-1] > 0)
-        # the Action answering it: of the first segment that ended at or after the question's start
-        sids = sorted((e, sid) for sid, e in seg_end_s.items() if e >= p['start'] - 0.5 and sid in actions)
-        if not sids:
+        sid = answering_segment(p['start'], p['speech_end'], seg_end_s, began, actions)
+        if sid is None:
             continue
-        sid = sids[0][1]
         t_act, a = actions[sid]
         if t_act - end_wall > 60e9:
             continue

@@ -42,9 +42,16 @@ def content(text: str) -> collections.Counter[str]:
     return collections.Counter(w for w in normalize(text) if w not in STOP and len(w) >= 3)
 
 
-def kept(stream: str, offline: str) -> tuple[int, int]:
-    """(content words of ``offline`` that ``stream`` also holds, content words of ``offline``), counts included."""
+def kept(stream: str, offline: str, known: str | None = None) -> tuple[int, int]:
+    """(content words of ``offline`` that ``stream`` also holds, content words of ``offline``), counts included.
+
+    ``known``: the words actually said, when known; then only the words of ``offline`` that were said count. The
+    offline decode mishears too, and its misheard words are a draw of its temperature fallback, not words streaming
+    lost.
+    """
     a, b = content(stream), content(offline)
+    if known is not None:
+        b &= content(known)
     return sum((a & b).values()), sum(b.values())
 
 
