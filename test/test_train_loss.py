@@ -174,3 +174,20 @@ def test_cross_validation_chooses_the_penalty_that_generalises():
     # one training stream cannot be cross-validated: the lightest penalty, no crash (a smoke run's few examples)
     one = T.choose_refit_l2(heads, states[:20], labels[:20], np.zeros(20, int))
     assert one['l2'] == min(T.REFIT_L2_GRID) and all(v == float('inf') for v in one['validation_bce'].values())
+
+
+def test_generation_sample_can_cap_its_refusals():
+    import random
+
+    from lightomni_ros.train.lm import sample_pairs
+    from lightomni_ros.train.questions import DONT_KNOW
+
+    pairs = [{'target': DONT_KNOW if i % 2 else 'The keys are in the drawer.', 'i': i} for i in range(100)]
+    # by default a plain sample, as the shipped adapters were trained on
+    plain = sample_pairs(pairs, 40, random.Random(0))
+    assert [p['i'] for p in plain] == sorted(random.Random(0).sample(range(100), 40))
+    capped = sample_pairs(pairs, 40, random.Random(0), refusal_share=0.25)
+    assert len(capped) == 40 and sum(p['target'] == DONT_KNOW for p in capped) == 10
+    assert [p['i'] for p in capped] == sorted(p['i'] for p in capped)        # in the split's order
+    # too few answers to fill the sample: the rest are refusals
+    assert sum(p['target'] == DONT_KNOW for p in sample_pairs(pairs, 90, random.Random(0), 0.25)) == 40

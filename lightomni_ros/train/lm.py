@@ -28,6 +28,7 @@ from typing import Any, Iterator, Sequence
 import torch
 import torch.nn.functional as F
 
+from .questions import REFUSALS
 from .train import (_lora_state, _work_dir, attach_lora, load_backbone, lora_parameters, run_loop, save_adapter,
                     segment_of)
 
@@ -155,6 +156,26 @@ def supports_top(backbone) -> bool:
     return backbone.kind == 'text' and backbone.pos_dims == 1 and hasattr(dec, 'layers') and hasattr(dec, 'norm')
 
 
+def sample_pairs(pairs: list[dict[str, Any]], n: int, rng: random.Random,
+                 refusal_share: float = 0.0) -> list[dict[str, Any]]:
+    """``n`` of ``pairs``, in their order; with ``refusal_share``, at most that share of them refusals.
+
+    A sample of the whole split: the first pairs are one part of the streams (the generation pairs end with the
+    probes, mostly answerable questions, which a cut at the front never reached). A question the streams left
+    nothing known about becomes unanswerable, so about half the generation pairs of questions refuse, twice the
+    synthesizer's ``unanswerable`` share; ``refusal_share`` caps them.
+    """
+    if not refusal_share:
+        return [pairs[i] for i in sorted(rng.sample(range(len(pairs)), n))]
+    refusing = [i for i, p in enumerate(pairs) if p.get('target') in REFUSALS]
+    others = [i for i, p in enumerate(pairs) if p.get('target') not in REFUSALS]
+    k = min(len(refusing), round(refusal_share * n))
+    if len(others) < n - k:             # too few others: the rest are refusals
+        k = min(len(refusing), n - len(others))
+    keep = rng.sample(refusing, k) + rng.sample(others, min(len(others), n - k))
+    return [pairs[i] for i in sorted(keep)]
+
+
 def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=None) -> dict[str, Any]:
     """Next-token training of adapter ``memory`` or ``generation`` on its pairs; writes ``<out>/adapters/<name>``."""
     from tqdm import tqdm
@@ -165,10 +186,7 @@ def train_lm_adapter(cfg, pairs: list[dict[str, Any]], adapter: str, backbone=No
     torch.manual_seed(cfg.seed)
     backbone = backbone or load_backbone(cfg)
     if cfg.max_examples and cfg.max_examples < len(pairs):
-        # a sample of the whole split, in its order: the first pairs are one part of the streams (the generation
-        # pairs end with the probes, mostly answerable questions, which a cut at the front never reached)
-        keep = sorted(random.Random(f'{cfg.seed}:{adapter}').sample(range(len(pairs)), cfg.max_examples))
-        pairs = [pairs[i] for i in keep]
+        pairs = sample_pairs(pairs, cfg.max_examples, random.Random(f'{cfg.seed}:{adapter}'), cfg.refusal_share)
     with torch.no_grad():
         prompts = [pair_prompt(backbone, p, adapter) for p in pairs]
     model, layers = attach_lora(backbone, cfg, adapter)

@@ -90,6 +90,7 @@ class TrainConfig:
     # data
     streams: int = 0                  # use the first N streams of the training split (0: all)
     max_examples: int = 0             # 0: all
+    refusal_share: float = 0.0        # of those sampled, at most this share refuse (lm adapters; 0: as they come)
     max_tokens: int = 160             # context tokens (oldest S_g lines dropped first)
     cache_lower: bool = True          # the cached path (text backbones with LoRA on top layers only)
     seed: int = 0
