@@ -211,13 +211,17 @@ def measure(run_dir: pathlib.Path, result: dict[str, Any]) -> dict[str, Any]:
         if c.index == 0:
             chunks.setdefault(int(c.segment_id), t)
     actions = {int(a.segment_id): (t, a) for t, a in out.get('actions') if a.speak}
-    seg_end_s = {int(s.segment_id): tb.scenario_of_stamp(s.end) for _, s in out.get('segments')}
-    # when what each segment holds began (scenario time): its speech, or the typed text that closed it
-    began = {int(s.segment_id): tb.scenario_of_stamp(s.speech_end) - float(s.speech_duration) if _ns(s.speech_end)
-             else tb.scenario_of_stamp(s.end) for _, s in out.get('segments')}
-    seg_seen = {}
+    # per segment (scenario time): its end; when what it holds began (its speech, or the typed text that closed
+    # it); when the reflex node could first have seen it (wall time)
+    seg_end_s: dict[int, float] = {}
+    began: dict[int, float] = {}
+    seg_seen: dict[int, int] = {}
     for t, s in out.get('segments'):
-        seg_seen.setdefault(int(s.segment_id), t)
+        sid = int(s.segment_id)
+        seg_end_s[sid] = tb.scenario_of_stamp(s.end)
+        began[sid] = (tb.scenario_of_stamp(s.speech_end) - float(s.speech_duration) if _ns(s.speech_end)
+                      else seg_end_s[sid])
+        seg_seen.setdefault(sid, t)
     first, full, waits, during, answered = [], [], [], 0, 0
     parts: dict[str, list[float]] = {}
     questions = [p for p in gt['probes'] if p.get('kind', 'question') == 'question' and 'speech_end' in p]

@@ -22,8 +22,8 @@ log = logging.getLogger('lightomni.train')
 FLAGS = {'steps': int, 'batch': int, 'lr': float, 'head_lr': float, 'temperature': float, 'lambda_nce': float,
          'lora_rank': int, 'lora_alpha': int, 'lora_layers': str, 'threads': int, 'seed': int, 'backbone': str,
          'pack': str, 'device': str, 'dtype': str, 'max_examples': int, 'refusal_share': float, 'max_tokens': int,
-         'hard_negatives': int,
-         'checkpoint_every': int, 'work_dir': str, 'action_input': str, 'streams': int, 'models_dir': str}
+         'hard_negatives': int, 'checkpoint_every': int, 'work_dir': str, 'action_input': str, 'streams': int,
+         'models_dir': str}
 
 
 def register(sub: argparse._SubParsersAction) -> None:

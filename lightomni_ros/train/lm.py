@@ -167,8 +167,10 @@ def sample_pairs(pairs: list[dict[str, Any]], n: int, rng: random.Random,
     """
     if not refusal_share:
         return [pairs[i] for i in sorted(rng.sample(range(len(pairs)), n))]
-    refusing = [i for i, p in enumerate(pairs) if p.get('target') in REFUSALS]
-    others = [i for i, p in enumerate(pairs) if p.get('target') not in REFUSALS]
+    refusing: list[int] = []
+    others: list[int] = []
+    for i, p in enumerate(pairs):
+        (refusing if p.get('target') in REFUSALS else others).append(i)
     k = min(len(refusing), round(refusal_share * n))
     if len(others) < n - k:             # too few others: the rest are refusals
         k = min(len(refusing), n - len(others))
