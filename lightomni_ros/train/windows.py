@@ -55,6 +55,15 @@ def clause(ex: dict[str, Any], names: dict[str, str], news: set[str]) -> str:
     return ' and '.join(told)
 
 
+def told_once(clauses: list[str]) -> list[str]:
+    """The non-empty ``clauses``, each once, where it last happened (a thing moved and moved back).
+
+    The engine refuses a reply that repeats itself, so a summary that names one event twice would teach a reply
+    the node never says.
+    """
+    return [c for i, c in enumerate(clauses) if c and c not in clauses[i + 1:]]
+
+
 def target(phrase: str, clauses: list[str]) -> str:
     """The reply: the clauses in order, at most :data:`MAX_CLAUSES` spread over the window ('' when none)."""
     if not clauses:
@@ -89,7 +98,7 @@ def window_probe(st: Stream, rng: random.Random, at: float, minutes: int) -> dic
         own.setdefault(events([item])[0], i)
     news = {line for line, _, subject in st.vocab['broadcasts'] if subject}
     told = [clause(st.examples[own[line]], st.names, news) for line in lines if line in own]
-    reply = target(window.phrase, [c for c in told if c])
+    reply = target(window.phrase, told_once(told))
     if not reply:
         return None
     typed = rng.random() < 0.3
@@ -116,4 +125,4 @@ def window_probes(st: Stream, n: int) -> list[dict[str, Any]]:
     return out
 
 
-__all__ = ['clause', 'target', 'window_probe', 'window_probes']
+__all__ = ['clause', 'told_once', 'target', 'window_probe', 'window_probes']
