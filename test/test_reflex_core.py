@@ -1337,3 +1337,25 @@ def test_a_reply_is_cleaned_of_role_markers_and_a_quote_closed_twice():
     assert generation.clean_response('Hello.<|im_end|>\nuser: hi') == 'Hello.'
     assert generation.clean_response('The man said: "Bimblo F2.""') == 'The man said: "Bimblo F2."'
     assert generation.clean_response('He said: "Hi." and "Yes."') == 'He said: "Hi." and "Yes."'
+
+
+def test_a_fact_left_in_the_first_person_is_said_of_the_one_speaker_or_left_out():
+    """Stored as said, "I have been a nurse" is whoever reads it: it becomes the speaker's, named where known."""
+    from lightomni_ros.core.reflex.attribution import in_third_person
+    one = SegmentInput(segment_id=1, start=0, end=5, transcript='I have been a software engineer for ten years.',
+                       face_ids=['<face_2>'], speaker_face='<face_2>')
+    facts = ['I have been a software engineer for ten years.', "I'm a nurse.", 'I watch football on Sundays.',
+             'I put my keys in the drawer.', 'My sister lives in Paris.', "I don't eat meat.", 'The bus is late.']
+    assert in_third_person(facts, one) == ([
+        '<face_2> has been a software engineer for ten years.', '<face_2> is a nurse.',
+        '<face_2> watches football on Sundays.', '<face_2> put their keys in the drawer.',
+        "<face_2>'s sister lives in Paris.", "<face_2> doesn't eat meat.", 'The bus is late.'], [])
+    # nobody singled out, or typed: whose "I" it is nobody can tell
+    two = SegmentInput(segment_id=2, start=0, end=5, transcript='I work here.', face_ids=['<face_2>', '<face_3>'])
+    typed = SegmentInput(segment_id=3, start=0, end=5, typed_text='I work here.', face_ids=['<face_2>'])
+    assert in_third_person(['I work here.', 'The bus is late.'], two) == (['The bus is late.'], ['I work here.'])
+    assert in_third_person(['I work here.'], typed) == ([], ['I work here.'])
+    # through the memory pass: the fact is stored under the speaker's name
+    t = sleep.topic_from_reply(one, '', '{"visual": "Pablo talking", "semantic": ["I have been a software engineer '
+                                        'for ten years."]}', names={'<face_2>': 'Pablo'})
+    assert t.semantic == ['Pablo has been a software engineer for ten years.'] and not t.dropped

@@ -122,4 +122,60 @@ def attributed(facts: Sequence[str], seg: SegmentInput,
     return kept, dropped
 
 
-__all__ = ['PERSON_ID', 'attributed', 'opening_person', 'said_names', 'talkers']
+#: "I" with what follows it, in the third person ("I've been" -> "has been"); a verb of its own is conjugated
+_I_AUX = ((re.compile(r"\bI(?:'m| am)\b"), 'is'), (re.compile(r"\bI(?:'ve| have)\b"), 'has'),
+          (re.compile(r"\bI(?:'ll| will)\b"), 'will'), (re.compile(r"\bI(?:'d| would)\b"), 'would'),
+          (re.compile(r"\bI (?:don't|do not)\b"), "doesn't"), (re.compile(r"\bI (?:can't|cannot)\b"), "can't"),
+          (re.compile(r"\bI (was|can|could|should|must|might|had|did|used to)\b"), r'\1'))
+_I_VERB = re.compile(r"\bI ([a-z]+)\b")
+#: verbs whose past reads the same or that a plain "+s" would spoil: kept as said
+_AS_SAID = frozenset('put set let cut hit read quit went got bought left came made took gave saw lost found kept met '
+                     'ran sat spent sent told thought sold brought caught taught heard said paid'.split())
+_ME = re.compile(r"\b(?:me|myself)\b", re.I)
+_MY_WORD = re.compile(r"\bmy\b", re.I)
+
+
+def _third(verb: str) -> str:
+    """``verb`` after "he" or "she" ("work" -> "works", "watch" -> "watches", "carry" -> "carries")."""
+    if verb in _AS_SAID or verb.endswith('ed') or verb.endswith('s'):
+        return verb
+    if verb.endswith(('sh', 'ch', 'x', 'z', 'o')):
+        return verb + 'es'
+    if verb.endswith('y') and len(verb) > 1 and verb[-2] not in 'aeiou':
+        return verb[:-1] + 'ies'
+    return verb + 's'
+
+
+def in_third_person(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str], list[str]]:
+    """(kept, dropped): a fact the adapter left in the first person is said of the one person heard speaking.
+
+    Stored as "I have been a software engineer for ten years.", "I" would be whoever later reads it, and no question
+    about the speaker would find it. With one face or voice heard and nothing typed, "I" becomes that person
+    ("<face_2> has been a software engineer for ten years."), "my" and "me" theirs ("<face_2> put their keys ...",
+    "<face_2>'s sister lives in Paris."); otherwise such a fact is dropped (the episode keeps the words and who said
+    them).
+    """
+    speaking = sorted(talkers(seg))
+    who = speaking[0] if len(speaking) == 1 and PERSON_ID.fullmatch(speaking[0]) and not seg.typed_text.strip() \
+        else ''
+    kept, dropped = [], []
+    for fact in facts:
+        if not _FIRST_PERSON.search(fact):
+            kept.append(fact)
+            continue
+        if not who:
+            dropped.append(fact)
+            continue
+        text = fact
+        for pattern, verb in _I_AUX:
+            text = pattern.sub(lambda m, v=verb: f'{who} {m.expand(v)}', text)
+        text = _I_VERB.sub(lambda m: f'{who} {_third(m.group(1))}', text)
+        if who in text:     # named once: "<face_2> put their keys in the drawer"
+            text = _ME.sub('them', _MY_WORD.sub('their', text))
+        else:
+            text = _ME.sub(who, _MY_WORD.sub(f"{who}'s", text))
+        (dropped if _FIRST_PERSON.search(text) else kept).append(text)
+    return kept, dropped
+
+
+__all__ = ['PERSON_ID', 'attributed', 'in_third_person', 'opening_person', 'said_names', 'talkers']

@@ -23,7 +23,7 @@ from ..text import (CALENDAR_WORDS, TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name
                     names_a_place, sentences)
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .attribution import PERSON_ID, attributed, said_names, talkers
+from .attribution import PERSON_ID, attributed, in_third_person, said_names, talkers
 from .grounding import asks, asks_to_keep, content_words, promises_to_keep, stem, supported
 from .types import SegmentInput
 
@@ -619,7 +619,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows; a segment
     that only asks tells none), and
     a fact about someone the words do not point to goes to the right person or is left out
-    (:func:`~.attribution.attributed`); the Topic's ``dropped`` lists them; people are named where known
+    (:func:`~.attribution.attributed`), a fact left in the first person is said of the one person heard speaking or
+    left out (:func:`~.attribution.in_third_person`); the Topic's ``dropped`` lists them; people are named where known
     (:func:`by_name`), and a face heard giving their name gets its naming fact (:func:`with_introductions`). A
     description of what was seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read
     the keyframes) is replaced by the rule's (:func:`seen`); ``unseen_visual`` keeps the model's. When the robot
@@ -644,6 +645,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
         semantic, dropped = [], dropped + semantic
     semantic = [in_heard_tense(f, seg.utterance) for f in semantic]
     semantic, misattributed = attributed(semantic, seg, names)
+    semantic, first_person = in_third_person(semantic, seg)
+    misattributed += first_person
     # the adapter names the speaker by id; a name memory knows, or the segment gives ("I'm Barack"), replaces it
     named = {**dict(introductions(seg)), **(names or {})}
     semantic = with_introductions(by_name(semantic, named), seg)
