@@ -58,6 +58,13 @@ def talkers(seg: SegmentInput) -> set[str]:
     return {who for who, _ in seg.said()} if seg.transcript.strip() else set()
 
 
+def one_speaker(seg: SegmentInput) -> str:
+    """The one face or voice heard speaking in the segment ('' when nobody, several, or a speaker with no id)."""
+    who = talkers(seg)
+    one = who.pop() if len(who) == 1 else ''
+    return one if PERSON_ID.fullmatch(one) else ''
+
+
 def opening_person(fact: str, people: set[str]) -> str:
     """The person ``fact`` opens with: a face or voice id, or one of ``people``'s names ('' for none)."""
     m = _OPENING.match(fact)
@@ -132,7 +139,7 @@ _I_VERB = re.compile(r"\bI ([a-z]+)\b")
 _AS_SAID = frozenset('put set let cut hit read quit went got bought left came made took gave saw lost found kept met '
                      'ran sat spent sent told thought sold brought caught taught heard said paid'.split())
 _ME = re.compile(r"\b(?:me|myself)\b", re.I)
-_MY_WORD = re.compile(r"\bmy\b", re.I)
+MY = re.compile(r"\bmy\b", re.I)
 
 
 def _third(verb: str) -> str:
@@ -155,9 +162,7 @@ def in_third_person(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str],
     "<face_2>'s sister lives in Paris."); otherwise such a fact is dropped (the episode keeps the words and who said
     them).
     """
-    speaking = sorted(talkers(seg))
-    who = speaking[0] if len(speaking) == 1 and PERSON_ID.fullmatch(speaking[0]) and not seg.typed_text.strip() \
-        else ''
+    who = '' if seg.typed_text.strip() else one_speaker(seg)
     kept, dropped = [], []
     for fact in facts:
         if not _FIRST_PERSON.search(fact):
@@ -171,11 +176,12 @@ def in_third_person(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str],
             text = pattern.sub(lambda m, v=verb: f'{who} {m.expand(v)}', text)
         text = _I_VERB.sub(lambda m: f'{who} {_third(m.group(1))}', text)
         if who in text:     # named once: "<face_2> put their keys in the drawer"
-            text = _ME.sub('them', _MY_WORD.sub('their', text))
+            text = _ME.sub('them', MY.sub('their', text))
         else:
-            text = _ME.sub(who, _MY_WORD.sub(f"{who}'s", text))
+            text = _ME.sub(who, MY.sub(f"{who}'s", text))
         (dropped if _FIRST_PERSON.search(text) else kept).append(text)
     return kept, dropped
 
 
-__all__ = ['PERSON_ID', 'attributed', 'in_third_person', 'opening_person', 'said_names', 'talkers']
+__all__ = ['MY', 'PERSON_ID', 'attributed', 'in_third_person', 'one_speaker', 'opening_person', 'said_names',
+           'talkers']

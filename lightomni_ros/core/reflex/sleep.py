@@ -23,7 +23,7 @@ from ..text import (CALENDAR_WORDS, TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name
                     names_a_place, sentences)
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .attribution import PERSON_ID, attributed, in_third_person, said_names, talkers
+from .attribution import MY, PERSON_ID, attributed, in_third_person, one_speaker, said_names, talkers
 from .grounding import asks, asks_to_keep, content_words, promises_to_keep, stem, supported
 from .types import SegmentInput
 
@@ -34,7 +34,6 @@ _REMEMBER = re.compile(r'(?:remember (?:that\s+)?|\bnote that\s+|\bkeep (?:it |t
                        r'(?P<fact>[^.!?]+)', re.I)
 #: "remember" that asks nothing of the robot ("I can't remember where ...", "do you remember ...")
 _NOT_ASKED = re.compile(r"\b(?:trying to|try to|can't|cannot|couldn't|don't|didn't|do you|did you|you|I|we)\s+$", re.I)
-_MY = re.compile(r'\bmy\b', re.I)
 _SELF_NAMED = re.compile(r"^([A-Z][\w'-]*) is called ([A-Z][\w'-]*)\.?$")
 
 
@@ -118,12 +117,10 @@ def remembered_in(seg: SegmentInput) -> list[str]:
     the blue drawer.", named by :func:`by_name` where memory knows the face): stored as said, "my" would be whoever
     later reads it. The rest of the words are kept.
     """
-    who = talkers(seg)
-    owner = who.pop() if len(who) == 1 else ''
-    owner = owner if PERSON_ID.fullmatch(owner) else ''
+    owner = one_speaker(seg)
     items = find_remembered(seg.utterance)
     if owner:
-        items = [_MY.sub(f"{owner}'s", item) for item in items]
+        items = [MY.sub(f"{owner}'s", item) for item in items]
     return [item[:1].upper() + item[1:] + '.' for item in items]
 
 
