@@ -359,6 +359,32 @@ def test_a_kind_of_thing_asked_for_is_answered_in_the_words_that_say_it() -> Non
     assert leaves_out('Giulia works as a nurse.', q, mems, ROBOT) == ''
 
 
+@pytest.mark.parametrize('question, answer', [
+    ('Robot, which sport is Giulia into?', 'semantic:3'),
+    ('Robot, which city did Giulia grow up in?', 'semantic:4'),
+    ('Robot, which month was Giulia born in?', 'semantic:5'),
+    ('Robot, does Giulia have any animals?', 'semantic:2'),
+    ('Robot, what does Giulia do for fun?', 'semantic:6'),
+    ('Robot, which food must Giulia avoid?', 'semantic:7'),
+])
+def test_each_kind_of_thing_is_found_in_the_words_that_say_it(question: str, answer: str) -> None:
+    # the training split's wordings of the attribute questions over the forms the memory pass writes; "which" and
+    # "must" ask, they are not what is asked about
+    mems = [MemoryItem('profile:<face_5>', '<face_5> is Giulia'),
+            MemoryItem('semantic:1', 'Giulia works as a nurse.'),
+            MemoryItem('semantic:2', 'Giulia has a cat called Miso.'),
+            MemoryItem('semantic:3', 'Giulia plays badminton twice a week.'),
+            MemoryItem('semantic:4', 'Giulia comes from Porto.'),
+            MemoryItem('semantic:5', 'Giulia has a birthday in May.'),
+            MemoryItem('semantic:6', 'Giulia enjoys chess.'),
+            MemoryItem('semantic:7', 'Giulia is allergic to peanuts.')]
+    assert [m.ref for m in answering(question, mems, ROBOT)] == [answer]
+    assert unfounded_refusal("I don't know.", question, mems, ROBOT).startswith('refused, but a memory tells of')
+    told = next(m.text for m in mems if m.ref == answer)
+    assert off_topic(told, question, mems, ROBOT) == ''
+    assert off_topic('Giulia works as a nurse.', question, mems, ROBOT) != ''
+
+
 def test_what_a_radio_said_is_grounded_in_the_unseen_speaker_memories() -> None:
     # no memory says "radio": the quote question's speaker is the unseen one, and the reply is checked against it
     mems = [MemoryItem('profile:<face_0>', '<face_0> is Barack'),

@@ -66,7 +66,7 @@ def false_reminder(reply: str, reminders: Sequence[object]) -> str:
 
 #: words of asking, not of what is asked about: a memory that holds one of these is no sign it holds the answer
 _ASKING = frozenset('''know knew idea remind remember think wonder tell news anything something thing things happened
-please hey okay excuse sorry quick question like hello'''.split())
+please hey okay excuse sorry quick question like hello which whose must'''.split())
 #: words with which memory renders who was there and how something was said: a memory made of these and of the
 #: question's own words tells nothing new ("a person has a laptop")
 _FRAME = frozenset('''person people someone somebody said says saw heard hear talking typing typed told unseen speaker
@@ -160,12 +160,22 @@ def _asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str],
     return people, skip, topic
 
 
+#: animals people keep at home: "what pet does Ana have?" is answered by "Ana has a cat called Miso."
+_PETS = tuple('''cat kitten dog puppy parrot budgie bird canary rabbit bunny tortoise turtle hamster gerbil guinea
+mouse rat ferret fish goldfish snake lizard gecko horse pony chinchilla'''.split())
 #: a word that asks for a kind of thing, and the words an answer says it with: "what is Ana's profession?" is
-#: answered by "Ana works as a nurse.", "when is Bo's birthday?" by "Bo was born in May."
+#: answered by "Ana works as a nurse.", "when is Bo's birthday?" by "Bo was born in May", "which city did Bo grow up
+#: in?" by "Bo comes from Porto.", "which sport is Ana into?" by "Ana plays tennis." ("born" alone asks for a
+#: place or a month: it maps to neither)
 _SAID_WITH: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(('profession', 'occupation', 'job', 'career', 'living'), ('work', 'job')),
-    'birthday': ('born',), 'hometown': ('come', 'raised', 'grew', 'born'), 'drink': ('order', 'orders'),
-    **dict.fromkeys(('hobby', 'hobbies', 'pastime'), ('free', 'spare', 'spend'))}
+    'birthday': ('born',), 'month': ('birthday', 'born'),
+    **dict.fromkeys(('hometown', 'city', 'town', 'grow', 'grew'), ('come', 'raised', 'grew', 'born')),
+    'drink': ('order', 'orders'),
+    **dict.fromkeys(('hobby', 'hobbies', 'pastime', 'fun', 'relax'), ('free', 'spare', 'spend', 'enjoy')),
+    **dict.fromkeys(('sport', 'sports'), ('play', 'train')),
+    **dict.fromkeys(('pet', 'pets', 'animal', 'animals'), _PETS),
+    **dict.fromkeys(('avoid', 'allergy', 'allergies'), ('allergic', 'allergy'))}
 
 
 def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
