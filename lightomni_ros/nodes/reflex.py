@@ -452,6 +452,8 @@ class ReflexNode(QuietSubscriptions, LifecycleNode):
                     self.diag.count('sleep.second_readings')
                 if topic.read_alone:        # statements no fact told of, read alone (sleep.untold)
                     self.diag.count('sleep.statements_read_alone', topic.read_alone)
+                if topic.placed:            # where a thing was put, read by rule (placement.with_placements)
+                    self.diag.count('sleep.placements_by_rule', topic.placed)
             if step.error:
                 self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()

@@ -16,8 +16,9 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
   nobody's fact), ``unseen_as_person`` (device segments whose Topic states a fact naming a person in view),
   ``visual_replaced`` (descriptions of what was seen that the segment did not show, replaced by the rule's) and
   ``repaired`` (replies that were no JSON but whose complete fields were read; they do not count as valid JSON)
-  ``second_readings`` (passes whose stored Topic is a beam reading kept on a second look, ``sleep.reread``) and
-  ``read_alone`` (passes that read statements no fact told of alone, ``sleep.untold``);
+  ``second_readings`` (passes whose stored Topic is a beam reading kept on a second look, ``sleep.reread``),
+  ``read_alone`` (passes that read statements no fact told of alone, ``sleep.untold``) and ``placed_by_rule``
+  (passes that stored where a thing was put, read by rule, ``placement.with_placements``);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
@@ -96,7 +97,8 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     adapter's descriptions of what was seen that the segment did not show (replaced by the rule's), and repaired: the
     share of passes whose reply was no JSON but had complete fields (``sleep.salvage_fields``; not valid JSON),
     second_readings: the share whose Topic is a beam reading kept on a second look (``sleep.reread``), read_alone:
-    the share that read statements alone (``sleep.untold``).
+    the share that read statements alone (``sleep.untold``), placed_by_rule: the share that stored a placement read
+    by rule (``placement.with_placements``).
     """
     passes = [r for r in runs if r.topic is not None]
     valid = sum(r.topic.producer == 'memory-adapter' and not r.topic.repaired for r in passes)
@@ -104,6 +106,7 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     replaced = sum(bool(r.topic.unseen_visual) for r in passes)
     second = sum(r.topic.reading > 0 for r in passes)
     alone = sum(r.topic.read_alone > 0 for r in passes)
+    placed = sum(r.topic.placed > 0 for r in passes)
     gold_n = recalled = pred_n = precise = 0
     speaker_ok = speaker_n = unseen_bad = 0
     for r in passes:
@@ -133,6 +136,7 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
             'speaker_correct': speaker_ok / max(1, speaker_n), 'unseen_as_person': unseen_bad,
             'visual_replaced': replaced / max(1, valid + repaired), 'repaired': repaired / max(1, len(passes)),
             'second_readings': second / max(1, len(passes)), 'read_alone': alone / max(1, len(passes)),
+            'placed_by_rule': placed / max(1, len(passes)),
             'gold_facts': gold_n, 'stored_facts': pred_n}
 
 
@@ -543,7 +547,8 @@ def run(args: argparse.Namespace) -> int:
             'topic': None if r.topic is None else {'semantic': r.topic.semantic, 'remembered': r.topic.remembered,
                                                    'visual': r.topic.visual, 'producer': r.topic.producer,
                                                    'dropped': r.topic.dropped, 'problem': r.topic.problem,
-                                                   'reading': r.topic.reading, 'read_alone': r.topic.read_alone},
+                                                   'reading': r.topic.reading, 'read_alone': r.topic.read_alone,
+                                                   'placed': r.topic.placed},
             'gold_topic': r.record.get('topic'), 'gold_facts': r.record.get('facts') or [],
             'gold_answer': r.record.get('answer'), 'notes': r.notes,
             'memories': r.memories, 'shown': r.shown}) + '\n' for r in runs) + ''.join(json.dumps({

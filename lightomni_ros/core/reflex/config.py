@@ -42,6 +42,10 @@ class BackboneConfig:
     memory_read_alone: bool = param(True, 'When one speaker said two or more statements and the memory pass kept '
                                           'facts of fewer, read each statement no fact tells of alone (a greedy pass '
                                           'of its own) and add its facts that pass the checks. Sleep time only.')
+    memory_placements: bool = param(True, 'Read by rule where a thing was put ("I stuck the notebook on top of the '
+                                          'fridge" -> "The notebook is on top of the fridge.") and store it when no '
+                                          'fact or item of the memory pass tells of that thing. Questions, denials '
+                                          'and intentions place nothing. Sleep time only; a few regular expressions.')
 
     def check(self) -> None:
         """Cross-field rules."""

@@ -25,6 +25,7 @@ from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import MY, PERSON_ID, attributed, in_third_person, one_speaker, said_names, talkers
 from .grounding import asks, asks_to_keep, content_words, promises_to_keep, stem, supported
+from .placement import with_placements
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -610,7 +611,8 @@ def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
 
 
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
-                     names: dict[str, str] | None = None, saw_frames: bool = False) -> TopicData:
+                     names: dict[str, str] | None = None, saw_frames: bool = False,
+                     placements: bool = True) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows; a segment
@@ -620,7 +622,9 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     left out (:func:`~.attribution.in_third_person`); the Topic's ``dropped`` lists them; people are named where known
     (:func:`by_name`), and a face heard giving their name gets its naming fact (:func:`with_introductions`). A
     description of what was seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read
-    the keyframes) is replaced by the rule's (:func:`seen`); ``unseen_visual`` keeps the model's. When the robot
+    the keyframes) is replaced by the rule's (:func:`seen`); ``unseen_visual`` keeps the model's. Where a thing was
+    put, when no fact or item tells of it, is read by rule (``placements``: :func:`~.placement.with_placements`;
+    ``placed`` counts them). When the robot
     promised to keep what it was told (``response``, :func:`~.grounding.promises_to_keep`) and the pass stored no
     fact or item, the words themselves are pinned (:func:`quoted`): a promise memory does not keep is worse than a
     quote. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
@@ -660,6 +664,10 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     remembered = remembered or by_name(semantic + remembered_in(seg), named)[len(semantic):]
     semantic = distinct(semantic)
     remembered = distinct(semantic + remembered)[len(semantic):]
+    # a thing put somewhere that no fact or item tells of: a verb or wording the adapter was not trained on
+    placed = by_name(with_placements(semantic + remembered, seg)[len(semantic) + len(remembered):], named) \
+        if placements else []
+    semantic += placed
     if broadcast(seg, response):
         heard = news(semantic + remembered)
         dropped += heard
@@ -678,7 +686,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
                      semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
                      raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter',
                      dropped=dropped + misattributed + dropped_pins + misattributed_pins, unseen_visual=unseen,
-                     repaired=repaired)
+                     repaired=repaired, placed=sum(f in semantic for f in placed))
 
 
 class Preemption:

@@ -1,0 +1,139 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Where a thing was put, read by rule from the words: the memory a household robot is asked for most.
+
+The memory adapter writes "Ana's keys are in the blue drawer." for the wordings it was trained on, but a verb or a
+construction it has not seen ("I stuck the notebook on top of the fridge", "the gloves went in the green basket")
+often gives no fact at all, or one the checks drop, and "where are my keys?" then finds only the words as heard. A
+placement is a closed construction of English (someone put / left / dropped ... a thing in / on / under ... a place,
+or the thing is / went / ended up there), so it is read here and stored in the form the adapter writes, for the
+things no fact of the pass tells of (:func:`with_placements`). Questions, negations and intentions ("I will put",
+"did I leave ...?", "I didn't put ...") place nothing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Sequence
+
+from ..text import CALENDAR_WORDS, sentences
+from .attribution import PERSON_ID
+from .grounding import asks, content_words, stem
+from .types import SegmentInput
+
+#: verbs of putting something somewhere, as said of a deed done (past, or the present "put")
+_VERBS = r'''put|placed|left|dropped|stuck|stashed|hid|set|tucked|threw|tossed|shoved|moved|kept|parked|hung|stored|
+laid|packed|locked|popped|slipped|stowed'''.replace('\n', '')
+_PREPS = r'on top of|in front of|next to|underneath|beneath|behind|beside|inside|under|into|onto|near|in|on|by'
+_DET = r"(?i:the|my|our|your|his|her|their)|[A-Z][a-z]+'s"
+#: a time after a place: "in the drawer in the morning"
+_WHEN = r'(?:in|at|on|during|over)\s+(?:the\s+)?(?:morning|afternoon|evening|night|weekend)\b'
+#: words that end a place ("in the drawer now", "on the shelf, I think", "under the bed and ...")
+_END = r'''(?=\s*(?:[,.;!?]|$|\b(?:and|but|so|because|now|again|today|yesterday|earlier|this|for|when|while|
+before|after|then|I|we)\b|WHEN))'''.replace('\n', '').replace('WHEN', _WHEN)
+_NOUN = r"[a-z][a-z-]*(?: [a-z][a-z-]*){0,2}?"
+#: a place, and where in it: "the top drawer of the desk", "the garage on the left shelf"
+_PLACE = rf"(?P<place>(?:{_DET})\s+{_NOUN})(?P<tail>\s+(?:of|on|in)\s+(?:{_DET})\s+{_NOUN})?{_END}"
+_DID = rf"\b(?P<who>I|we|[A-Z][a-z]+)\s+(?:(?:have|'ve|just|already|also)\s+)*(?:{_VERBS})\s+(?P<det>{_DET})\s+"
+#: "I stuck the notebook on top of the fridge", "Ana left her keys in the car"
+_PUT = re.compile(rf"{_DID}(?P<thing>{_NOUN})\s+(?P<prep>{_PREPS})\s+{_PLACE}")
+#: "I moved the scissors, they are on the bookshelf now"
+_MOVED = re.compile(rf"{_DID}(?P<thing>{_NOUN})\s*,\s*(?:and\s+)?(?:it|they)\s+(?:is|are|'s|'re)\s+"
+                    rf"(?:(?:now|still)\s+)?(?P<prep>{_PREPS})\s+{_PLACE}")
+#: "the gloves went in the green basket", "my keys are in the drawer now", "the keys ended up behind the sofa"
+_IS = re.compile(rf"(?:^|[,;:]\s*|\b(?i:and|so|now|that)\s+)(?P<det>{_DET})\s+(?P<thing>{_NOUN})\s+"
+                 rf"(?:is|are|went|ended up|'s|'re)\s+(?:(?:now|still|lying|sitting)\s+)?(?P<prep>{_PREPS})\s+"
+                 rf"{_PLACE}")
+_NOT = re.compile(r"\b(?:not|n't|never|no longer)\b|\b(?:will|'ll|shall|should|would|could|might|must|going to|want "
+                  r"to|need to|have to|to)\s+(?:\w+\s+)?$", re.I)
+_POSSESSIVE = {'my': 'own', 'our': 'own', 'his': 'subject', 'her': 'subject', 'their': 'subject'}
+_PRONOUNS = frozenset('it them this that these those one something anything everything'.split())
+#: a "place" that is a time: "I left the party in the evening" places nothing
+_TIMES = frozenset('''morning afternoon evening night day week month year weekend end middle meantime time moment
+while past future'''.split()) | CALENDAR_WORDS
+
+
+@dataclasses.dataclass(frozen=True)
+class Placement:
+    """A thing and where it is: ``owner`` an id or a name ('' for "the"), ``where`` "in the green basket"."""
+
+    thing: str
+    where: str
+    owner: str = ''
+
+    def fact(self) -> str:
+        """The stored form: "<face_1>'s keys are in the drawer.", "The notebook is on top of the fridge."."""
+        subject = f"{self.owner}'s {self.thing}" if self.owner else f'The {self.thing}'
+        return f'{subject} {"are" if plural(self.thing) else "is"} {self.where}.'
+
+
+def plural(noun: str) -> bool:
+    """Whether a thing's last word is a plural ("keys", "gloves", "glasses"; not "thermos", "glass", "bus")."""
+    last = noun.split()[-1]
+    return last.endswith('s') and not last.endswith(('ss', 'us', 'os', 'is', 'as'))
+
+
+def placements(words: str, speaker: str = '') -> list[Placement]:
+    """The placements ``words`` tell, in order; "my" is ``speaker``'s (an id, or '' when it is not known).
+
+    A sentence that asks, a placement denied or intended ("I didn't put", "I'll put") and a pronoun for the thing
+    ("I put it on the shelf") give none.
+    """
+    out: list[Placement] = []
+    for sentence in sentences(words):
+        if asks(sentence):
+            continue
+        for pattern in (_PUT, _MOVED, _IS):
+            for m in pattern.finditer(sentence):
+                if _NOT.search(sentence[:m.start('det')]) or m.group('thing').split()[0] in _PRONOUNS \
+                        or m.group('place').split()[-1].lower() in _TIMES:
+                    continue
+                who = m.groupdict().get('who') or ''
+                owner = _owner(m.group('det'), speaker, who)
+                # where in the place, unless it is a time ("in the drawer in the morning")
+                tail = m.group('tail') or ''
+                tail = '' if tail.split()[-1:] and tail.split()[-1].lower() in _TIMES else tail.split()
+                tail = f"{tail[0]} {_lower_det(' '.join(tail[1:]))}" if tail else ''
+                place = ' '.join(filter(None, (m.group('prep').lower(), _lower_det(m.group('place')), tail)))
+                found = Placement(thing=m.group('thing'), where=place, owner=owner)
+                if all(p.thing != found.thing for p in out):
+                    out.append(found)
+    return out
+
+
+def _owner(det: str, speaker: str, who: str) -> str:
+    if det.endswith("'s"):
+        return det[:-2]
+    kind = _POSSESSIVE.get(det.lower(), '')
+    if kind == 'own':
+        return speaker
+    if kind == 'subject' and who and who not in ('I', 'we'):
+        return who
+    return ''
+
+
+def _lower_det(place: str) -> str:
+    det, _, rest = place.partition(' ')
+    return place if det.endswith("'s") else f'{det.lower()} {rest}'
+
+
+def with_placements(facts: Sequence[str], seg: SegmentInput) -> list[str]:
+    """``facts`` and the placement facts of what each speaker said (:func:`placements`) that none of them tells of.
+
+    A fact tells of a thing when it holds the thing's last word ("The laptop is in the coat pocket." tells of the
+    laptop, wherever it says it is: the adapter's reading stands). Typed words are read like speech; "my" is the one
+    who said or typed it when that is a face or voice id.
+    """
+    told = {stem(w) for f in facts for w in content_words(PERSON_ID.sub(' ', f))}
+    out = list(facts)
+    for who, words in seg.said():
+        for p in placements(words, who if PERSON_ID.fullmatch(who or '') else ''):
+            key = stem(p.thing.split()[-1])
+            if key not in told:
+                out.append(p.fact())
+                told.add(key)
+    return out
+
+
+__all__ = ['Placement', 'placements', 'plural', 'with_placements']

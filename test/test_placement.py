@@ -1,0 +1,77 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""Where a thing was put, read by rule (placement.py), and how the memory pass adds it to what the adapter wrote."""
+
+from __future__ import annotations
+
+import pytest
+
+from lightomni_ros.core.reflex.placement import placements, plural, with_placements
+from lightomni_ros.core.reflex.sleep import topic_from_reply
+from lightomni_ros.core.reflex.types import SegmentInput
+from lightomni_ros.core.segment import SpeakerTurn
+
+
+@pytest.mark.parametrize('words, facts', [
+    ('I put my glasses on the kitchen table because I was tired.', ["<face_1>'s glasses are on the kitchen table."]),
+    ('I stashed the torch under the bed.', ['The torch is under the bed.']),
+    ('Ana left her keys in the car and went home.', ["Ana's keys are in the car."]),
+    ("I hung Ana's scarf on the coat rack.", ["Ana's scarf is on the coat rack."]),
+    ('I moved the scissors, they are on the bookshelf now.', ['The scissors are on the bookshelf.']),
+    ('The sunglasses ended up in the garage on the left shelf.',
+     ['The sunglasses are in the garage on the left shelf.']),
+    ('I put the passport in the top drawer of the desk in the morning.',
+     ['The passport is in the top drawer of the desk.']),
+    ('Robot, note that my thermos is behind the front door.', ["<face_1>'s thermos is behind the front door."]),
+    ('The remote is lying on the sofa.', ['The remote is on the sofa.']),
+    # what places nothing: a question, a denial, an intention, a pronoun, a time, a direction
+    ('Did I leave my keys in the car?', []),
+    ("I didn't put the keys in the drawer.", []),
+    ("I'll put the keys in the drawer.", []),
+    ('I want to put the vase on the table.', []),
+    ('I put it on the shelf.', []),
+    ('I left the party in the evening.', []),
+    ('I moved the meeting to Friday.', []),
+])
+def test_what_a_sentence_places(words: str, facts: list[str]) -> None:
+    assert [p.fact() for p in placements(words, '<face_1>')] == facts
+
+
+def test_my_thing_has_no_owner_when_the_speaker_is_not_known() -> None:
+    assert [p.fact() for p in placements('I left my wallet in the closet.')] == ['The wallet is in the closet.']
+
+
+def test_plural_things_are_and_singular_ones_is() -> None:
+    assert plural('keys') and plural('gloves') and plural('glasses') and plural('car keys')
+    assert not plural('thermos') and not plural('glass') and not plural('bus') and not plural('laptop')
+
+
+def _seg(words: str, speaker: str = '<face_1>', faces: tuple[str, ...] = ('<face_1>',)) -> SegmentInput:
+    turns = [SpeakerTurn(start=0.0, end=3.0, voice_id='<voice_1>', face_id=speaker, text=words)]
+    return SegmentInput(segment_id=1, start=100.0, end=103.0, transcript=words, face_ids=list(faces),
+                        speaker_face=speaker, turns=turns)
+
+
+def test_a_fact_that_tells_of_the_thing_stands_and_others_are_added() -> None:
+    seg = _seg('I put the keys in the drawer. I dropped my thermos on top of the fridge.')
+    # the adapter's reading of the keys stands, wherever it says they are; the thermos is added
+    assert with_placements(['The keys are in the blue drawer.'], seg) == \
+        ['The keys are in the blue drawer.', "<face_1>'s thermos is on top of the fridge."]
+
+
+def test_the_memory_pass_adds_the_placement_the_adapter_missed_and_names_its_owner() -> None:
+    seg = _seg('I dropped my thermos on top of the fridge.')
+    reply = '{"semantic": ["<face_1>\'s breakfast is on the table."], "visual": "<face_1> talking"}'
+    topic = topic_from_reply(seg, '', reply, names={'<face_1>': 'Ana'})
+    assert topic.semantic == ["Ana's thermos is on top of the fridge."] and topic.placed == 1
+    assert topic.dropped == ["<face_1>'s breakfast is on the table."]
+    off = topic_from_reply(seg, '', reply, names={'<face_1>': 'Ana'}, placements=False)
+    assert off.semantic == [] and off.placed == 0
+
+
+def test_a_broadcast_places_nothing_of_its_own() -> None:
+    # a voice no face was seen with, the robot quiet: the radio's words stay its words (sleep.broadcast)
+    seg = _seg('The keys are in the green basket.', speaker='', faces=())
+    reply = '{"semantic": [], "visual": "nobody in view"}'
+    topic = topic_from_reply(seg, '', reply)
+    assert topic.placed == 0 and not any('green basket' in f for f in topic.semantic)
