@@ -57,6 +57,9 @@ def test_a_fact_that_tells_of_the_thing_stands_and_others_are_added() -> None:
     # the adapter's reading of the keys stands, wherever it says they are; the thermos is added
     assert with_placements(['The keys are in the blue drawer.'], seg) == \
         ['The keys are in the blue drawer.', "<face_1>'s thermos is on top of the fridge."]
+    # a fact of the thing that does not say where it is tells nothing of the placement
+    assert with_placements(['<face_1> has a thermos.'], _seg('I dropped my thermos on top of the fridge.')) == \
+        ['<face_1> has a thermos.', "<face_1>'s thermos is on top of the fridge."]
 
 
 def test_the_memory_pass_adds_the_placement_the_adapter_missed_and_names_its_owner() -> None:

@@ -1359,3 +1359,25 @@ def test_a_fact_left_in_the_first_person_is_said_of_the_one_speaker_or_left_out(
     t = sleep.topic_from_reply(one, '', '{"visual": "Pablo talking", "semantic": ["I have been a software engineer '
                                         'for ten years."]}', names={'<face_2>': 'Pablo'})
     assert t.semantic == ['Pablo has been a software engineer for ten years.'] and not t.dropped
+
+
+def test_a_judgement_marked_as_the_speakers_view_is_said_as_theirs():
+    """"The power cut was a mess, if you ask me": stored without whose view it is, it would be a fact of the world."""
+    from lightomni_ros.core.reflex.attribution import as_opinion
+    seg = SegmentInput(segment_id=1, start=0, end=5, transcript='Kwame, the power cut was an absolute mess, if you '
+                       'ask me.', face_ids=['<face_4>'], speaker_face='<face_4>')
+    assert as_opinion(['The power cut was an absolute mess.'], seg) == \
+        ['<face_4> thinks the power cut was an absolute mess.']
+    # a fact that opens with a person, or of words no marked sentence holds, stays as it is
+    assert as_opinion(['<face_4> enjoyed the power cut.', 'The bus was late.'], seg) == \
+        ['<face_4> enjoyed the power cut.', 'The bus was late.']
+    # no mark of a view, or typed words (nobody knows who typed): as it is
+    plain = dataclasses.replace(seg, transcript='The power cut was an absolute mess.')
+    typed = SegmentInput(segment_id=2, start=0, end=5, typed_text='The power cut was a mess, if you ask me.',
+                         face_ids=['<face_4>'])
+    assert as_opinion(['The power cut was an absolute mess.'], plain) == ['The power cut was an absolute mess.']
+    assert as_opinion(['The power cut was a mess.'], typed) == ['The power cut was a mess.']
+    # through the memory pass: the view is stored under the speaker's name
+    t = sleep.topic_from_reply(seg, '', '{"visual": "Ana talking", "semantic": ["The power cut was an absolute '
+                                        'mess."]}', names={'<face_4>': 'Ana'})
+    assert t.semantic == ['Ana thinks the power cut was an absolute mess.'], t

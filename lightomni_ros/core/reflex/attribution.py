@@ -16,7 +16,8 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-from ..text import introduced_name, may_be_name, names_person
+from ..text import introduced_name, may_be_name, names_person, sentences
+from .grounding import unsupported
 from .types import SegmentInput
 
 #: a face or voice id in stored text
@@ -183,5 +184,31 @@ def in_third_person(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str],
     return kept, dropped
 
 
-__all__ = ['MY', 'PERSON_ID', 'attributed', 'in_third_person', 'one_speaker', 'opening_person', 'said_names',
-           'talkers']
+#: words that mark a statement as the speaker's own view ("..., if you ask me", "I think ...", "in my view ...")
+_OPINION = re.compile(r"\b(?:if you ask me|in my (?:opinion|view|book)|i (?:think|reckon|feel|believe|guess|find)|"
+                      r"i(?:'d| would) say|to me|personally|honestly|to be honest)\b", re.I)
+
+
+def as_opinion(facts: Sequence[str], seg: SegmentInput) -> list[str]:
+    """``facts``, each judgement the one speaker marked as their own view said as theirs.
+
+    After "The power cut was an absolute mess, if you ask me." the adapter may keep "The power cut was an absolute
+    mess.": stored so, it is nobody's view, told as a fact of the world, and "what did Ana think of the power cut?"
+    finds no memory of Ana. With one face or voice heard and nothing typed, a fact that opens with no person and all
+    of whose content words a sentence with a mark of opinion holds (in some form: :func:`~.grounding.unsupported`)
+    becomes "<face_4> thinks the power cut was an absolute mess.".
+    """
+    who = '' if seg.typed_text.strip() else one_speaker(seg)
+    marked = ' '.join(s for s in sentences(seg.utterance) if _OPINION.search(s))
+    if not (who and marked):
+        return list(facts)
+    out = []
+    for fact in facts:
+        if not opening_person(fact, set()) and not PERSON_ID.search(fact) and not unsupported(fact, marked):
+            fact = f'{who} thinks {fact[:1].lower()}{fact[1:]}'
+        out.append(fact)
+    return out
+
+
+__all__ = ['MY', 'PERSON_ID', 'as_opinion', 'attributed', 'in_third_person', 'one_speaker', 'opening_person',
+           'said_names', 'talkers']

@@ -121,19 +121,24 @@ def _lower_det(place: str) -> str:
 def with_placements(facts: Sequence[str], seg: SegmentInput) -> list[str]:
     """``facts`` and the placement facts of what each speaker said (:func:`placements`) that none of them tells of.
 
-    A fact tells of a thing when it holds the thing's last word ("The laptop is in the coat pocket." tells of the
-    laptop, wherever it says it is: the adapter's reading stands). Typed words are read like speech; "my" is the one
-    who said or typed it when that is a face or voice id.
+    A fact tells of a placement when it holds the thing's last word and a word of the place ("The keys are in the blue
+    drawer." tells of "the keys in the drawer": the adapter's reading stands); "<face_1> has a laptop." says nothing
+    of where it is. Typed words are read like speech; "my" is the one who said or typed it when that is a face or
+    voice id.
     """
-    told = {stem(w) for f in facts for w in content_words(PERSON_ID.sub(' ', f))}
     out = list(facts)
+    told = [_stems(f) for f in facts]
     for who, words in seg.said():
         for p in placements(words, who if PERSON_ID.fullmatch(who or '') else ''):
-            key = stem(p.thing.split()[-1])
-            if key not in told:
+            thing, where = stem(p.thing.split()[-1]), _stems(p.where)
+            if not any(thing in words and words & where for words in told):
                 out.append(p.fact())
-                told.add(key)
+                told.append(_stems(p.fact()))
     return out
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in content_words(PERSON_ID.sub(' ', text))}
 
 
 __all__ = ['Placement', 'placements', 'plural', 'with_placements']

@@ -23,7 +23,7 @@ from ..text import (CALENDAR_WORDS, TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name
                     names_a_place, sentences)
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
-from .attribution import MY, PERSON_ID, attributed, in_third_person, one_speaker, said_names, talkers
+from .attribution import MY, PERSON_ID, as_opinion, attributed, in_third_person, one_speaker, said_names, talkers
 from .grounding import asks, asks_to_keep, content_words, promises_to_keep, stem, supported
 from .placement import with_placements
 from .types import SegmentInput
@@ -619,7 +619,9 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     that only asks tells none), and
     a fact about someone the words do not point to goes to the right person or is left out
     (:func:`~.attribution.attributed`), a fact left in the first person is said of the one person heard speaking or
-    left out (:func:`~.attribution.in_third_person`); the Topic's ``dropped`` lists them; people are named where known
+    left out (:func:`~.attribution.in_third_person`), a judgement the speaker marked as their view ("..., if you ask
+    me") is said as theirs (:func:`~.attribution.as_opinion`); the Topic's ``dropped`` lists them; people are named
+    where known
     (:func:`by_name`), and a face heard giving their name gets its naming fact (:func:`with_introductions`). A
     description of what was seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read
     the keyframes) is replaced by the rule's (:func:`seen`); ``unseen_visual`` keeps the model's. Where a thing was
@@ -648,6 +650,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     semantic, misattributed = attributed(semantic, seg, names)
     semantic, first_person = in_third_person(semantic, seg)
     misattributed += first_person
+    semantic = as_opinion(semantic, seg)
     # the adapter names the speaker by id; a name memory knows, or the segment gives ("I'm Barack"), replaces it
     named = {**dict(introductions(seg)), **(names or {})}
     semantic = with_introductions(by_name(semantic, named), seg)
