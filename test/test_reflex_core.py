@@ -912,6 +912,16 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
         'I react badly to shellfish.', 'One bite of shellfish and I get sick.', "I can't eat shellfish."))
     assert not sleep.birthday_heard('Joe has a birthday in the attic.')
     assert sleep.birthday_heard('Ana has a birthday on the 3rd of May.')
+    # a time nobody said was a birthday
+    assert not sleep.birthday_heard('<face_1> has a birthday in Thursday.', 'They set the budget review for Thursday.')
+    assert all(sleep.birthday_heard('Ana has a birthday in May.', said) for said in (
+        'I celebrate my birthday in May.', 'I was born in May.', 'My party is in May every year.'))
+    # the forms and people's names alone tell nothing; a naming fact tells the name
+    cafe = SegmentInput(segment_id=7, start=0, end=1, transcript='Rahul, the new cafe was an absolute mess.',
+                        face_ids=['<face_1>', '<face_2>'], speaker_face='<face_2>')
+    names = {'<face_1>': 'Rahul', '<face_2>': 'Sofia'}
+    assert sleep.heard_facts(['Sofia likes to drink, Sofia likes to drink.', '<face_1> is called Rahul.'], cafe,
+                             names) == (['<face_1> is called Rahul.'], ['Sofia likes to drink, Sofia likes to drink.'])
     # the words said, cut short, are no fact
     clip = SegmentInput(segment_id=7, start=0, end=1, transcript='Bimblo F2 now.', face_ids=['<face_3>'],
                         speaker_face='<face_3>')

@@ -393,14 +393,23 @@ first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelft
 sixteenth seventeenth eighteenth nineteenth twentieth thirtieth""".split())
 
 
-def birthday_heard(fact: str) -> bool:
-    """Whether a birthday fact says a time, not a place.
+#: words that say a birthday: "I celebrate my birthday in May", "I was born in May", "I turn a year older in May",
+#: "my party is in May every year"
+_BIRTH_SAID = re.compile(r"\b(?:birthdays?|born|birth|b-?day|year older|turn(?:s|ing)? (?:\d+|[a-z]+ty)|"
+                         r"(?:party|celebration)\b[^.]*\bevery year)\b", re.I)
 
-    "Joe has a birthday in the attic." (after "I bought my ticket in the attic.") puts the form over a place.
+
+def birthday_heard(fact: str, words: str | None = None) -> bool:
+    """Whether a birthday fact says a time, not a place, and (given ``words``) a birthday was spoken of.
+
+    "Joe has a birthday in the attic." (after "I bought my ticket in the attic.") puts the form over a place, and
+    "<face_1> has a birthday in Thursday." (after "they set the budget review for Thursday") over a time nobody said
+    was a birthday.
     """
     m = _BIRTHDAY.match(fact.strip())
     return not m or any(w in _WHEN or re.fullmatch(r"\d+(?:st|nd|rd|th)?", w)
-                        for w in re.findall(r"[\w']+", m.group(1).lower()))
+                        for w in re.findall(r"[\w']+", m.group(1).lower())) \
+        and (words is None or bool(_BIRTH_SAID.search(words)))
 
 
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
@@ -426,7 +435,9 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     under the bed." after "I'm Tariq, ... the thermos is under the bed."), what a person has one said as owned, not
     as what they are (:func:`owned_heard`: "Tariq has a photographer." after "I have been a photographer"), a trade
     one said as what someone is (:func:`trade_heard`: not "Joe works as a robot." after "Hello, Robot"), an allergy
-    one said as an allergy (:func:`allergy_heard`), a birthday one at a time (:func:`birthday_heard`). A fact
+    one said as an allergy (:func:`allergy_heard`), a birthday one at a time, of a birthday spoken of
+    (:func:`birthday_heard`). A fact made of the forms and people's names alone ("Sofia likes to drink.") tells
+    nothing (a naming fact tells the name). A fact
     that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
     anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact.
@@ -437,6 +448,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     introduced = {introduced_name(seg.utterance), introduced_other(seg.utterance)} - {''}
     # "Sofia, I really enjoyed the cafe": a name only called out is the one addressed, not a name given
     called = set(said_names(seg.utterance, names)[1]) - introduced
+    # a fact needs a word besides the forms and people's names: "Sofia likes to drink." tells nothing
+    names_here = {n.lower() for n in introduced | called} | in_view | {n.lower() for n in (names or {}).values() if n}
     kept, dropped = [], []
     for fact in facts:
         words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
@@ -446,7 +459,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
               and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
               and owned_heard(fact, seg.utterance) and trade_heard(fact, seg.utterance)
-              and allergy_heard(fact, seg.utterance) and birthday_heard(fact)
+              and allergy_heard(fact, seg.utterance) and birthday_heard(fact, seg.utterance)
+              and (words - names_here or bool(_NAMED.search(fact)))
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance)
                       and not names_a_place(n, seg.utterance) for n in given))
