@@ -1372,7 +1372,7 @@ def test_a_fact_left_in_the_first_person_is_said_of_the_one_speaker_or_left_out(
 
 
 def test_a_judgement_marked_as_the_speakers_view_is_said_as_theirs():
-    """"The power cut was a mess, if you ask me": stored without whose view it is, it would be a fact of the world."""
+    """Stored without whose view it is, "the power cut was a mess, if you ask me" would be a fact of the world."""
     from lightomni_ros.core.reflex.attribution import as_opinion
     seg = SegmentInput(segment_id=1, start=0, end=5, transcript='Kwame, the power cut was an absolute mess, if you '
                        'ask me.', face_ids=['<face_4>'], speaker_face='<face_4>')
