@@ -57,6 +57,7 @@ class TopicData:
     reading: int = 0                   # the beam reading kept on a second look (0: the greedy one; sleep.reread)
     read_alone: int = 0                # statements read alone on a second look, their facts added (sleep.untold)
     placed: int = 0                    # facts of where a thing was put, read by rule (placement.with_placements)
+    timed: int = 0                     # facts of when an event is, read by rule (schedule.with_schedule)
 
     def check(self) -> None:
         """Raise ValueError naming the first malformed field."""

@@ -454,6 +454,8 @@ class ReflexNode(QuietSubscriptions, LifecycleNode):
                     self.diag.count('sleep.statements_read_alone', topic.read_alone)
                 if topic.placed:            # where a thing was put, read by rule (placement.with_placements)
                     self.diag.count('sleep.placements_by_rule', topic.placed)
+                if topic.timed:             # when an event is, read by rule (schedule.with_schedule)
+                    self.diag.count('sleep.event_times_by_rule', topic.timed)
             if step.error:
                 self.diag.warn('memory_pass', f'{step.error} (topic from the fallback parser)')
         self._queue_diag()

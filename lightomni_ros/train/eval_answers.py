@@ -18,7 +18,8 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
   ``repaired`` (replies that were no JSON but whose complete fields were read; they do not count as valid JSON)
   ``second_readings`` (passes whose stored Topic is a beam reading kept on a second look, ``sleep.reread``),
   ``read_alone`` (passes that read statements no fact told of alone, ``sleep.untold``) and ``placed_by_rule``
-  (passes that stored where a thing was put, read by rule, ``placement.with_placements``);
+  (passes that stored where a thing was put, read by rule, ``placement.with_placements``) and ``timed_by_rule`` (when
+  an event is, ``schedule.with_schedule``);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
@@ -98,7 +99,8 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     share of passes whose reply was no JSON but had complete fields (``sleep.salvage_fields``; not valid JSON),
     second_readings: the share whose Topic is a beam reading kept on a second look (``sleep.reread``), read_alone:
     the share that read statements alone (``sleep.untold``), placed_by_rule: the share that stored a placement read
-    by rule (``placement.with_placements``).
+    by rule (``placement.with_placements``), timed_by_rule: one that stored an event's time read by rule
+    (``schedule.with_schedule``).
     """
     passes = [r for r in runs if r.topic is not None]
     valid = sum(r.topic.producer == 'memory-adapter' and not r.topic.repaired for r in passes)
@@ -107,6 +109,7 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     second = sum(r.topic.reading > 0 for r in passes)
     alone = sum(r.topic.read_alone > 0 for r in passes)
     placed = sum(r.topic.placed > 0 for r in passes)
+    timed = sum(r.topic.timed > 0 for r in passes)
     gold_n = recalled = pred_n = precise = 0
     speaker_ok = speaker_n = unseen_bad = 0
     for r in passes:
@@ -136,7 +139,7 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
             'speaker_correct': speaker_ok / max(1, speaker_n), 'unseen_as_person': unseen_bad,
             'visual_replaced': replaced / max(1, valid + repaired), 'repaired': repaired / max(1, len(passes)),
             'second_readings': second / max(1, len(passes)), 'read_alone': alone / max(1, len(passes)),
-            'placed_by_rule': placed / max(1, len(passes)),
+            'placed_by_rule': placed / max(1, len(passes)), 'timed_by_rule': timed / max(1, len(passes)),
             'gold_facts': gold_n, 'stored_facts': pred_n}
 
 
@@ -548,7 +551,7 @@ def run(args: argparse.Namespace) -> int:
                                                    'visual': r.topic.visual, 'producer': r.topic.producer,
                                                    'dropped': r.topic.dropped, 'problem': r.topic.problem,
                                                    'reading': r.topic.reading, 'read_alone': r.topic.read_alone,
-                                                   'placed': r.topic.placed},
+                                                   'placed': r.topic.placed, 'timed': r.topic.timed},
             'gold_topic': r.record.get('topic'), 'gold_facts': r.record.get('facts') or [],
             'gold_answer': r.record.get('answer'), 'notes': r.notes,
             'memories': r.memories, 'shown': r.shown}) + '\n' for r in runs) + ''.join(json.dumps({

@@ -46,6 +46,11 @@ class BackboneConfig:
                                           'fridge" -> "The notebook is on top of the fridge.") and store it when no '
                                           'fact or item of the memory pass tells of that thing. Questions, denials '
                                           'and intentions place nothing. Sleep time only; a few regular expressions.')
+    memory_event_times: bool = param(True, 'Read by rule when a planned event is ("they set lunch for eleven" -> '
+                                           '"Lunch is at eleven.") and store it when no fact of the memory pass tells '
+                                           'of that event at that time; a fact of the same event at another time is '
+                                           'replaced (a correction misread). Questions, denials and intentions '
+                                           'schedule nothing. Sleep time only.')
 
     def check(self) -> None:
         """Cross-field rules."""

@@ -504,6 +504,7 @@ class ReflexEngine:
             topic.semantic = distinct(topic.semantic + alone.semantic)
             topic.dropped += alone.dropped
             topic.placed += alone.placed
+            topic.timed += alone.timed
             topic.read_alone += 1
         return topic
 
@@ -534,7 +535,8 @@ class ReflexEngine:
         if self.backbone.test_model:
             return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
         return topic_from_reply(seg, response, '{' + opening + self.backbone.tokenizer.decode(ids), self.tz, names,
-                                saw_frames=self._saw_frames(seg), placements=self.cfgs.backbone.memory_placements)
+                                saw_frames=self._saw_frames(seg), placements=self.cfgs.backbone.memory_placements,
+                                event_times=self.cfgs.backbone.memory_event_times)
 
     @torch.no_grad()
     def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,

@@ -26,6 +26,7 @@ from ..topic import ReminderIntent, TopicData
 from .attribution import MY, PERSON_ID, as_opinion, attributed, in_third_person, one_speaker, said_names, talkers
 from .grounding import asks, asks_to_keep, content_words, promises_to_keep, stem, supported
 from .placement import with_placements
+from .schedule import with_schedule
 from .types import SegmentInput
 
 log = logging.getLogger('lightomni.reflex')
@@ -626,7 +627,7 @@ def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
 
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
                      names: dict[str, str] | None = None, saw_frames: bool = False,
-                     placements: bool = True) -> TopicData:
+                     placements: bool = True, event_times: bool = True) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows; a segment
@@ -640,7 +641,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     description of what was seen that the segment did not show (:func:`seen_problem`; ``saw_frames``: the model read
     the keyframes) is replaced by the rule's (:func:`seen`); ``unseen_visual`` keeps the model's. Where a thing was
     put, when no fact or item tells of it, is read by rule (``placements``: :func:`~.placement.with_placements`;
-    ``placed`` counts them). When the robot
+    ``placed`` counts them), and so is when an event is (``event_times``: :func:`~.schedule.with_schedule`;
+    ``timed`` counts them; a fact of the same event at another time is dropped). When the robot
     promised to keep what it was told (``response``, :func:`~.grounding.promises_to_keep`) and the pass stored no
     fact or item, the words themselves are pinned (:func:`quoted`): a promise memory does not keep is worse than a
     quote. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
@@ -685,6 +687,12 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     placed = by_name(with_placements(semantic + remembered, seg)[len(semantic) + len(remembered):], named) \
         if placements else []
     semantic += placed
+    # an event's time that no fact tells of ("they set lunch for eleven"), or that a fact misread ("... not three")
+    told, retimed = with_schedule(semantic + remembered, seg) if event_times else ([], [])
+    retimed = [f for f in retimed if f in semantic]     # a pinned item keeps the words it was told in
+    timed = [f for f in told if f not in semantic and f not in remembered]
+    semantic = [f for f in semantic if f not in retimed] + timed
+    dropped += retimed
     if broadcast(seg, response):
         heard = news(semantic + remembered)
         dropped += heard
@@ -703,7 +711,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
                      semantic=semantic, remembered=remembered, visual=visual, audio=audio or said, response=response,
                      raw_refs=[seg.audio_uri] if seg.audio_uri else [], reminders=reminders, producer='memory-adapter',
                      dropped=dropped + misattributed + dropped_pins + misattributed_pins, unseen_visual=unseen,
-                     repaired=repaired, placed=sum(f in semantic for f in placed))
+                     repaired=repaired, placed=sum(f in semantic for f in placed),
+                     timed=sum(f in semantic for f in timed))
 
 
 class Preemption:
