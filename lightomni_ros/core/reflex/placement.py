@@ -127,18 +127,19 @@ def with_placements(facts: Sequence[str], seg: SegmentInput) -> list[str]:
     voice id.
     """
     out = list(facts)
-    told = [_stems(f) for f in facts]
+    told = [fact_stems(f) for f in facts]
     for who, words in seg.said():
         for p in placements(words, who if PERSON_ID.fullmatch(who or '') else ''):
-            thing, where = stem(p.thing.split()[-1]), _stems(p.where)
+            thing, where = stem(p.thing.split()[-1]), fact_stems(p.where)
             if not any(thing in words and words & where for words in told):
                 out.append(p.fact())
-                told.append(_stems(p.fact()))
+                told.append(fact_stems(p.fact()))
     return out
 
 
-def _stems(text: str) -> set[str]:
+def fact_stems(text: str) -> set[str]:
+    """The word stems a stored fact tells with, people's ids left out."""
     return {stem(w) for w in content_words(PERSON_ID.sub(' ', text))}
 
 
-__all__ = ['Placement', 'placements', 'plural', 'with_placements']
+__all__ = ['Placement', 'fact_stems', 'placements', 'plural', 'with_placements']

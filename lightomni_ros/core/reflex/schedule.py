@@ -19,8 +19,8 @@ import re
 from typing import Sequence
 
 from ..text import sentences
-from .attribution import PERSON_ID
-from .grounding import asks, content_words, stem
+from .grounding import asks, stem
+from .placement import fact_stems
 from .types import SegmentInput
 
 _NUMBER = r'''(?:\d{1,2}(?:[:.]\d{2})?(?:\s*[ap]\.?m\.?)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|
@@ -103,9 +103,9 @@ def with_schedule(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str], l
     out, replaced = list(facts), []
     for _, words in seg.said():
         for s in schedule(words):
-            event, when = stem(s.event.split()[-1]), _stems(s.when)
-            told = [f for f in out if event in _stems(f)]
-            if any(_stems(f) & when for f in told):
+            event, when = stem(s.event.split()[-1]), fact_stems(s.when)
+            told = [f for f in out if event in fact_stems(f)]
+            if any(fact_stems(f) & when for f in told):
                 continue
             wrong = [f for f in told if _TIME.search(f)]
             out = [f for f in out if f not in wrong] + [s.fact()]
@@ -116,10 +116,6 @@ def with_schedule(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str], l
 #: a word of a time in a stored fact
 _TIME = re.compile(rf"\b(?:{_DAYS}|{_MONTHS}|noon|midday|midnight|\d{{1,2}}(?:[:.]\d{{2}})?|one|two|three|four|five|"
                    r"six|seven|eight|nine|ten|eleven|twelve)\b", re.I)
-
-
-def _stems(text: str) -> set[str]:
-    return {stem(w) for w in content_words(PERSON_ID.sub(' ', text))}
 
 
 __all__ = ['Scheduled', 'schedule', 'with_schedule']
