@@ -414,12 +414,14 @@ def test_a_doubtful_reading_gets_a_second_look():
     from lightomni_ros.core.topic import TopicData
     told = SegmentInput(segment_id=1, start=0, end=5, transcript='Heads up, lunch is at four.', face_ids=['<face_3>'],
                         speaker_face='<face_3>')
-    wrong = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking", '
-                                             '"semantic": ["<face_3> comes from the bedroom table."]}')
+    # the rule that reads event times would fill these readings (test_schedule.py): off, to see the second look
+    wrong = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking", "semantic": ["<face_3> comes from the '
+                                             'bedroom table."]}', event_times=False)
     assert wrong.dropped and not wrong.semantic and sleep.reread(told, wrong)
-    nothing = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking"}')
+    nothing = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking"}', event_times=False)
     assert not nothing.dropped and sleep.reread(told, nothing)
-    right = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking", "semantic": ["Lunch is at four."]}')
+    right = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking", "semantic": ["Lunch is at four."]}',
+                                   event_times=False)
     assert not sleep.reread(told, right)
     kept = sleep.better_reading(wrong, [nothing, right])
     assert kept is right and kept.reading == 2 and kept.semantic == ['Lunch is at four.']
@@ -480,6 +482,9 @@ def test_memory_pass_keeps_the_beam_reading_that_passes_the_checks(engine, monke
     monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (list(greedy), False))
     monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([list(b) for b in beams], False))
     monkeypatch.setattr(engine.backbone, 'test_model', False)
+    # the rules that read event times and placements would fill these readings: off, to see the second look
+    monkeypatch.setattr(engine.cfgs.backbone, 'memory_event_times', False)
+    monkeypatch.setattr(engine.cfgs.backbone, 'memory_placements', False)
     seg = SegmentInput(segment_id=40, start=400.0, end=404.0, transcript='Heads up, lunch is at four.',
                        face_ids=['<face_1>'], speaker_face='<face_1>')
     topic = engine.memory_pass(seg, '')
@@ -791,8 +796,11 @@ def test_what_the_robot_promised_to_keep_is_pinned_when_the_pass_found_nothing()
     seg = SegmentInput(segment_id=1, start=0, end=5, transcript='Hey assistant, heads up, the budget review '
                        'is on Tuesday.', face_ids=['<face_1>'], speaker_face='<face_1>')
     empty = '{"visual": "<face_1> talking", "semantic": [], "remembered": []}'
-    t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty)
+    t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty, event_times=False)
     assert t.remembered == ['<face_1> said: Hey assistant, heads up, the budget review is on Tuesday.']
+    # the rule that reads event times finds the fact itself: that is what is kept, not the words
+    t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty)
+    assert t.semantic == ['The budget review is on Tuesday.'] and t.remembered == []
     assert sleep.topic_from_reply(seg, '', empty).remembered == []
     # asked to keep it ("keep in mind that ..."), the item itself is pinned, promised or not
     asked = dataclasses.replace(seg, transcript='Hey assistant, keep in mind that the budget review is on Tuesday.')
@@ -920,8 +928,13 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     cafe = SegmentInput(segment_id=7, start=0, end=1, transcript='Rahul, the new cafe was an absolute mess.',
                         face_ids=['<face_1>', '<face_2>'], speaker_face='<face_2>')
     names = {'<face_1>': 'Rahul', '<face_2>': 'Sofia'}
-    assert sleep.heard_facts(['Sofia likes to drink, Sofia likes to drink.', '<face_1> is called Rahul.'], cafe,
-                             names) == (['<face_1> is called Rahul.'], ['Sofia likes to drink, Sofia likes to drink.'])
+    assert sleep.heard_facts(['Sofia likes to drink, Sofia likes to drink.', 'Sofia thinks the new cafe was a mess.'],
+                             cafe, names) == (['Sofia thinks the new cafe was a mess.'],
+                                              ['Sofia likes to drink, Sofia likes to drink.'])
+    intro = SegmentInput(segment_id=8, start=0, end=1, transcript="Hi robot, I'm Sofia.", face_ids=['<face_2>'],
+                         speaker_face='<face_2>')
+    assert sleep.heard_facts(['<face_2> is called Sofia.', 'Sofia likes to drink.'], intro, {'<face_2>': 'Sofia'}) == \
+        (['<face_2> is called Sofia.'], ['Sofia likes to drink.'])
     # the words said, cut short, are no fact
     clip = SegmentInput(segment_id=7, start=0, end=1, transcript='Bimblo F2 now.', face_ids=['<face_3>'],
                         speaker_face='<face_3>')
