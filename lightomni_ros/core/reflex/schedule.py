@@ -23,8 +23,9 @@ from .grounding import asks, stem
 from .placement import fact_stems
 from .types import SegmentInput
 
-_NUMBER = r'''(?:\d{1,2}(?:[:.]\d{2})?(?:\s*[ap]\.?m\.?)?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|
-twelve)(?:\s+(?:o'clock|thirty|fifteen|forty-five|[ap]\.?m\.?))?'''.replace('\n', '')
+#: the hours of a clock, in digits or words
+_HOUR = r'\d{1,2}(?:[:.]\d{2})?|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve'
+_NUMBER = rf"(?:(?:{_HOUR})(?:\s*[ap]\.?m\.?)?)(?:\s+(?:o'clock|thirty|fifteen|forty-five|[ap]\.?m\.?))?"
 _CLOCK = rf"(?:{_NUMBER}|noon|midday|midnight|half past {_NUMBER}|(?:a )?quarter (?:past|to) {_NUMBER})"
 _DAYS = r'monday|tuesday|wednesday|thursday|friday|saturday|sunday'
 _MONTHS = r'january|february|march|april|may|june|july|august|september|october|november|december'
@@ -114,8 +115,7 @@ def with_schedule(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str], l
 
 
 #: a word of a time in a stored fact
-_TIME = re.compile(rf"\b(?:{_DAYS}|{_MONTHS}|noon|midday|midnight|\d{{1,2}}(?:[:.]\d{{2}})?|one|two|three|four|five|"
-                   r"six|seven|eight|nine|ten|eleven|twelve)\b", re.I)
+_TIME = re.compile(rf"\b(?:{_DAYS}|{_MONTHS}|noon|midday|midnight|{_HOUR})\b", re.I)
 
 
 __all__ = ['Scheduled', 'schedule', 'with_schedule']
