@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.answering import (answering, extractive_answer, leaves_out, misattributed, off_topic,
-                                                 one_source, people_asked, unfounded_refusal, unquoted)
+from lightomni_ros.core.reflex.answering import (answering, extractive_answer, leaves_out, misattributed, of_others,
+                                                 off_topic, one_source, people_asked, unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.grounding import said_by
 from lightomni_ros.core.reflex.prompts import said_at
 from lightomni_ros.core.reflex.types import MemoryItem
@@ -89,6 +89,25 @@ def test_asked_of_the_asker_the_quote_is_of_the_asker(embed) -> None:
     # Astrid asking: her own fact; a question not about the asker keeps every memory
     assert 'Edinburgh' not in extractive_answer('Robot, what is my hometown?', mems, embed, ROBOT, asker='<face_3>')
     assert 'Hanoi' in extractive_answer('Where does Astrid come from?', mems, embed, ROBOT, asker='<face_4>')
+
+
+def test_asked_of_the_asker_another_ones_fact_is_no_answer(embed) -> None:
+    """Freya asked "what sport am I into?" and heard "You play golf.": only Tariq's golf was remembered."""
+    mems = [MemoryItem('profile:<face_2>', '<face_2> is Freya'), MemoryItem('profile:<face_3>', '<face_3> is Tariq'),
+            MemoryItem('semantic:1', 'Tariq plays golf.')]
+    q = 'Hey assistant, what sport am I into?'
+    assert of_others('You play golf.', q, mems, ROBOT, asker='<face_2>') == \
+        'reply answers the one asking from memories of someone else'
+    # nothing of theirs: no quote of Tariq's, and a refusal is founded
+    assert extractive_answer(q, mems, embed, ROBOT, asker='<face_2>') == ''
+    assert unfounded_refusal("I don't know.", q, mems, ROBOT, asker='<face_2>') == ''
+    # Tariq asking: his own fact answers, and refusing it is not founded
+    assert of_others('You play golf.', q, mems, ROBOT, asker='<face_3>') == ''
+    assert unfounded_refusal("I don't know.", q, mems, ROBOT, asker='<face_3>') != ''
+    # a memory that names nobody may be the asker's; a question about someone else is not checked
+    assert of_others('They are in the drawer.', 'Where are my keys?',
+                     mems + [MemoryItem('semantic:2', 'The keys are in the drawer.')], ROBOT, asker='<face_2>') == ''
+    assert of_others('Tariq plays golf.', 'Which sport does Tariq play?', mems, ROBOT, asker='<face_2>') == ''
 
 
 def test_a_memory_that_only_repeats_the_question_answers_nothing(embed) -> None:

@@ -60,8 +60,19 @@ def test_a_quote_is_words_one_memory_holds() -> None:
     assert 'quotes words no memory holds together' in reply_problem('Maria said: "Okay, I will remember that."',
                                                                     'What did Maria say?', mems)
     assert reply_problem('Maria said: "Okay robot, my family lives in Toronto."', 'What did Maria say?', mems) == ''
-    # a quote cut short is still one memory's words
+    # a quote cut short is still one memory's words, when it says so; one that stops as if whole drops its point
     assert reply_problem('Maria said: "I walk my dog every ..."', 'What did Maria say?', mems) == ''
+    news = [MemoryItem('episodic:2', 'an unseen speaker said: Petrol prices will rise by ten cents next week.')]
+    q = 'What did the lady on the news say?'
+    assert reply_problem('The lady on the news said: "Petrol prices will rise."', q, news) == \
+        'reply quotes part of a sentence ("petrol prices will rise")'
+    assert reply_problem('The lady on the news said: "Petrol prices will rise by ten cents next week."', q, news) == ''
+
+
+def test_a_word_said_twice_in_a_row_is_a_loop() -> None:
+    mems = [MemoryItem('profile:<face_3>', '<face_3> is Tariq (persona: <face_3> plays golf.)')]
+    assert reply_problem('Tariq trains golf golf golf', 'What does Tariq train for?', mems) == 'reply repeats itself'
+    assert reply_problem('Tariq plays golf.', 'What does Tariq train for?', mems) == ''
 
 
 def test_a_greeting_answers_no_question_from_nobody_new() -> None:

@@ -106,12 +106,31 @@ def asks_of_asker(question: str) -> bool:
 def of_asker(found: Sequence[MemoryItem], question: str, asker: str, names: dict[str, str]) -> list[MemoryItem]:
     """Of ``found``, those that name the one asking (``asker``: a face or voice id) when ``question`` asks of them.
 
-    "Which drink do I like?" is about the one asking: the drinks of the others are near misses. All of ``found``
-    when none names them, or the question is not about the asker.
+    "Which drink do I like?" is about the one asking: the drinks of the others are near misses. When none names
+    them, those that name nobody else memory knows ("the keys are in the drawer" may be theirs; "Tariq plays golf."
+    is no answer to "what sport am I into?"). All of ``found`` when the question is not about the asker.
     """
     if not (found and PERSON_ID.fullmatch(asker or '') and asks_of_asker(question)):
         return list(found)
-    return [m for m in found if names_person(m.text, asker, names.get(asker, ''))] or list(found)
+    mine = [m for m in found if names_person(m.text, asker, names.get(asker, ''))]
+    others = {f: n for f, n in names.items() if f != asker}
+    return mine or [m for m in found if not any(names_person(m.text, f, n) for f, n in others.items())]
+
+
+def of_others(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+              asker: str = '') -> str:
+    """Why a reply should not be spoken: asked about the one asking, it answers from what memory holds of others.
+
+    "You play golf." to Freya's "what sport am I into?" when only Tariq's golf is remembered: every word is
+    grounded, and it tells the wrong person. A refusal, a confirmation, an asker memory knows no id of, and a question
+    no memory answers (the other checks read those) are not checked here.
+    """
+    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) or is_quote_question(question):
+        return ''
+    found = answering(question, memories, ignore)
+    if not found or of_asker(found, question, asker, face_names(memories)):
+        return ''
+    return 'reply answers the one asking from memories of someone else'
 
 
 def _mentions(text: str, people: set[str]) -> bool:
@@ -235,11 +254,13 @@ def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[s
     return out or asked_only
 
 
-def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> str:
+def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+                      asker: str = '') -> str:
     """Why a refusal should not be spoken: a retrieved memory could answer the question ('' otherwise).
 
     The mirror of the grounding check: a claim must come from the memories, and "I don't remember that." must not
-    be said over a memory that says where the laptop asked about is. ``ignore``: the robot's names.
+    be said over a memory that says where the laptop asked about is. ``ignore``: the robot's names; ``asker``: the
+    one asking (a face or voice id), whose question about themself others' memories do not answer (:func:`of_asker`).
     """
     if not is_refusal(reply):
         return ''
@@ -252,7 +273,7 @@ def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem],
     _, _, topic = _asked(question, memories, ignore)
     if not topic:               # nothing asked about but a person: no memory can show the refusal wrong
         return ''
-    found = answering(question, memories, ignore, quote=False)
+    found = of_asker(answering(question, memories, ignore, quote=False), question, asker, face_names(memories))
     if not found:
         return ''
     told = _stems(content_words(speakable(found[0].text, face_names(memories))))
@@ -537,6 +558,6 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
     return part if part.endswith(('.', '!', '?')) else part + '.'
 
 
-__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'misattributed',
-           'leaves_out', 'newest_telling', 'off_topic', 'one_source', 'people_asked', 'unfounded_refusal',
-           'unquoted']
+__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'leaves_out',
+           'misattributed', 'newest_telling', 'of_asker', 'of_others', 'off_topic', 'one_source', 'people_asked',
+           'unfounded_refusal', 'unquoted']

@@ -38,7 +38,8 @@ from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .answering import (DONT_KNOW, answering, confirmation, extractive_answer, false_reminder, leaves_out, of_asker,
-                        misattributed, newest_telling, off_topic, one_source, unfounded_refusal, unquoted)
+                        misattributed, newest_telling, of_others, off_topic, one_source, unfounded_refusal,
+                        unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
@@ -734,7 +735,9 @@ class ReflexEngine:
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     off_topic(text, seg.utterance, memories, robot_names) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
-                    unfounded_refusal(text, seg.utterance, memories, robot_names) or false_reminder(text, reminders)
+                    of_others(text, seg.utterance, memories, robot_names, seg.speaker) or \
+                    unfounded_refusal(text, seg.utterance, memories, robot_names, seg.speaker) or \
+                    false_reminder(text, reminders)
 
             stream = ReplyStream(seg.segment_id, on_chunk, t0=t_wait, check=check if rc.grounding_check else None)
             if follow_up:

@@ -259,7 +259,9 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     sentences = [s.strip().lower() for s in re.split(r'[.!?]+', text) if s.strip()]
     words = _WORD.findall(low)
     grams = [' '.join(words[i:i + 4]) for i in range(len(words) - 3)]
-    if len(sentences) != len(set(sentences)) or any(grams.count(g) >= 3 for g in set(grams)):
+    stutter = any(a == b and a not in _STOP for a, b in zip(words, words[1:]))
+    if len(sentences) != len(set(sentences)) or any(grams.count(g) >= 3 for g in set(grams)) or stutter:
+        # "Tariq trains golf golf golf": a word said twice in a row is a decode gone round, not an answer
         return 'reply repeats itself'
     q = ' '.join(_WORD.findall(question.lower()))
     if q and q in ' '.join(words):
@@ -288,6 +290,9 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     quote = misquoted(text, memories)
     if quote:
         return f'reply quotes words no memory holds together ("{quote}")'
+    quote = cut_quote(text, memories)
+    if quote:
+        return f'reply quotes part of a sentence ("{quote}")'
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
         # what someone only asked is no evidence of an answer ("... in the last hour?" does not ground "in the last
@@ -320,6 +325,29 @@ def misquoted(reply: str, memories: Sequence[MemoryItem]) -> str:
         return ''
     held = [content_words(evidence(m.text)) | content_words(speakable(m.text, {})) for m in memories]
     return next((q.strip() for q in quotes if not any(content_words(q) <= h for h in held)), '')
+
+
+def cut_quote(reply: str, memories: Sequence[MemoryItem]) -> str:
+    """The first quote of ``reply`` that stops inside a remembered sentence ('' when none does).
+
+    'The lady on the news said: "Why did you lie to me?"' from "Why did you lie to me about the money, Clara?" holds
+    together and passes :func:`misquoted`, yet drops what the sentence was about. A quote whose words open or run
+    inside a sentence of a memory that goes on with more content words is cut; one that says a whole sentence of
+    any memory, or marks what it leaves out ('"I walk my dog every ..."'), is not.
+    """
+    quotes = [_WORD.findall(q.lower()) for q in _QUOTED.findall(reply) if not q.rstrip().endswith(('...', '\u2026'))]
+    quotes = [q for q in quotes if content_words(' '.join(q))]
+    if not quotes:
+        return ''
+    sentences = [_WORD.findall(s.lower()) for m in memories
+                 for s in re.split(r'(?<=[.!?:])\s+|"', said_in(m)) if s.strip()]     # "<face_3> said:" apart
+    for q in quotes:
+        n = len(q)
+        whole = any(s == q for s in sentences)
+        cut = [s for s in sentences if len(s) > n and any(s[i:i + n] == q for i in range(len(s) - n + 1))]
+        if not whole and any(content_words(' '.join(s)) - content_words(' '.join(q)) for s in cut):
+            return ' '.join(q)
+    return ''
 
 
 #: a denial ("has no allergies", "is not", "never", "doesn't")
