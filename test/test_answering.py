@@ -385,6 +385,9 @@ def test_a_kind_of_thing_asked_for_is_answered_in_the_words_that_say_it() -> Non
     ('Robot, does Giulia have any animals?', 'semantic:2'),
     ('Robot, what does Giulia do for fun?', 'semantic:6'),
     ('Robot, which food must Giulia avoid?', 'semantic:7'),
+    # "born" asks for a place after "where", for a month after "when"
+    ('Robot, where was Giulia born?', 'semantic:4'),
+    ('Robot, when was Giulia born?', 'semantic:5'),
 ])
 def test_each_kind_of_thing_is_found_in_the_words_that_say_it(question: str, answer: str) -> None:
     # the training split's wordings of the attribute questions over the forms the memory pass writes; "which" and

@@ -174,9 +174,19 @@ def _asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str],
     skip = {w.lower() for w in ignore} | people | _ASKING
     topic = {stem(w): w for w in content_words(question if about is None else about) if w not in skip}
     for word in list(topic.values()):
-        for other in _SAID_WITH.get(word, ()):
+        for other in _SAID_WITH.get(word, ()) or _BORN.get(_asking_word(question), ()) * (word == 'born'):
             topic.setdefault(stem(other), word)
     return people, skip, topic
+
+
+#: "born" asks for a place after "where" ("where was Ana born?" -> "Ana comes from Porto.") and for a month or a
+#: birthday after "when" ("when was Bo born?" -> "Bo has a birthday in May.")
+_BORN = {'where': ('come', 'raised', 'grew'), 'when': ('birthday',)}
+
+
+def _asking_word(question: str) -> str:
+    m = re.search(r'\b(where|when)\b', question, re.I)
+    return m.group(1).lower() if m else ''
 
 
 #: animals people keep at home: "what pet does Ana have?" is answered by "Ana has a cat called Miso."
@@ -185,7 +195,7 @@ mouse rat ferret fish goldfish snake lizard gecko horse pony chinchilla'''.split
 #: a word that asks for a kind of thing, and the words an answer says it with: "what is Ana's profession?" is
 #: answered by "Ana works as a nurse.", "when is Bo's birthday?" by "Bo was born in May", "which city did Bo grow up
 #: in?" by "Bo comes from Porto.", "which sport is Ana into?" by "Ana plays tennis." ("born" alone asks for a
-#: place or a month: it maps to neither)
+#: place or a month: :data:`_BORN` reads which)
 _SAID_WITH: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(('profession', 'occupation', 'job', 'career', 'living'), ('work', 'job')),
     'birthday': ('born',), 'month': ('birthday', 'born'),
