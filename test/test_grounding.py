@@ -69,6 +69,16 @@ def test_a_quote_is_words_one_memory_holds() -> None:
     assert reply_problem('The lady on the news said: "Petrol prices will rise by ten cents next week."', q, news) == ''
 
 
+def test_asked_what_was_said_a_question_said_is_the_answer() -> None:
+    news = [MemoryItem('episodic:2', 'an unseen speaker said: Why did you lie to me about the money, Clara?')]
+    q = 'What did the lady on the news say?'
+    assert reply_problem('The lady on the news said: "Why did you lie to me about the money, Clara?"', q, news) == ''
+    assert reply_problem('The lady on the news said: "Why did you lie to me?"', q, news) == \
+        'reply quotes part of a sentence ("why did you lie to me")'
+    # asked anything else, words someone only asked ground nothing
+    assert reply_problem('Clara lied about the money.', 'Did Clara lie?', news).startswith('reply not grounded')
+
+
 def test_a_word_said_twice_in_a_row_is_a_loop() -> None:
     mems = [MemoryItem('profile:<face_3>', '<face_3> is Tariq (persona: <face_3> plays golf.)')]
     assert reply_problem('Tariq trains golf golf golf', 'What does Tariq train for?', mems) == 'reply repeats itself'

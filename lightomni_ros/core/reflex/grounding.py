@@ -296,9 +296,11 @@ def reply_problem(reply: str, question: str, memories: Sequence[MemoryItem], min
     facts = [m for m in memories if not m.ref.startswith('profile:')]
     if facts:
         # what someone only asked is no evidence of an answer ("... in the last hour?" does not ground "in the last
-        # hour" as the time of a meeting)
+        # hour" as the time of a meeting), unless what they said is what is asked ("what did the lady on the news
+        # say?" -> 'She said: "Why did you lie to me about the money, Clara?"')
+        quote = is_quote_question(question)
         known = set().union(*(content_words(evidence(m.text)) for m in memories
-                              if not holds_only_a_question(said_in(m))))
+                              if quote or not holds_only_a_question(said_in(m))))
         new = content_words(text) - content_words(question)
         if not new:
             return 'reply adds nothing to the question'
