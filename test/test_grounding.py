@@ -211,3 +211,18 @@ def test_what_a_reply_claims_must_be_remembered_not_only_how_it_relates() -> Non
     assert 'soda' in reply_problem('Tariq likes to drink soda.', q, mems)
     assert reply_problem('Tariq likes to paint watercolours.', q, mems) == ''
     assert reply_problem('Tariq likes hot chocolate.', q, mems) == ''
+
+
+def test_a_device_is_the_voice_it_was_heard_as_with_people_in_view_too() -> None:
+    """The TV heard with nobody in view and then beside a person is one voice: "the last thing the TV said" is both."""
+    mems = [MemoryItem('profile:<face_3>', '<face_3>'),
+            MemoryItem('recent:1', '<voice_1>, an unseen speaker (radio, TV, phone or out of sight) said: The ferry '
+                                   'is cancelled.'),
+            MemoryItem('recent:2', '<voice_1> said: The swimming pool reopens on Thursday.'),
+            MemoryItem('recent:3', '<voice_2> said: Jamal has a job as a dentist.'),
+            MemoryItem('recent:4', '<face_3> said: As a pilot I start work very early.')]
+    q = 'Okay robot, tell me the last thing the television said.'
+    assert [m.ref for m in said_by(q, mems, strict=True)] == ['profile:<face_3>', 'recent:1', 'recent:2']
+    # with no unseen speaker remembered, a voice no face was seen speaking with is the device's
+    assert [m.ref for m in said_by(q, mems[:1] + mems[2:], strict=True)] == ['profile:<face_3>', 'recent:2',
+                                                                             'recent:3']

@@ -56,10 +56,22 @@ def test_a_fact_that_tells_of_the_thing_stands_and_others_are_added() -> None:
     seg = _seg('I put the keys in the drawer. I dropped my thermos on top of the fridge.')
     # the adapter's reading of the keys stands, wherever it says they are; the thermos is added
     assert with_placements(['The keys are in the blue drawer.'], seg) == \
-        ['The keys are in the blue drawer.', "<face_1>'s thermos is on top of the fridge."]
+        (['The keys are in the blue drawer.', "<face_1>'s thermos is on top of the fridge."], [])
     # a fact of the thing that does not say where it is tells nothing of the placement
     assert with_placements(['<face_1> has a thermos.'], _seg('I dropped my thermos on top of the fridge.')) == \
-        ['<face_1> has a thermos.', "<face_1>'s thermos is on top of the fridge."]
+        (['<face_1> has a thermos.', "<face_1>'s thermos is on top of the fridge."], [])
+
+
+def test_a_fact_with_part_of_the_place_gives_way_to_the_whole_place() -> None:
+    seg = _seg('I dropped my thermos in the bathroom cabinet.')
+    assert with_placements(["Mateo's thermos is in the cabinet."], seg) == \
+        (["<face_1>'s thermos is in the bathroom cabinet."], ["Mateo's thermos is in the cabinet."])
+    # one that says more than the rule read stands
+    assert with_placements(["Mateo's thermos is in the cabinet, behind the towels."], seg)[1] == []
+    reply = '{"semantic": ["Mateo\'s thermos is in the cabinet."], "visual": "<face_1> talking"}'
+    topic = topic_from_reply(seg, '', reply, names={'<face_1>': 'Mateo'})
+    assert topic.semantic == ["Mateo's thermos is in the bathroom cabinet."] and topic.placed == 1
+    assert topic.dropped == ["Mateo's thermos is in the cabinet."]
 
 
 def test_the_memory_pass_adds_the_placement_the_adapter_missed_and_names_its_owner() -> None:

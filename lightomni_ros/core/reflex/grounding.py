@@ -33,6 +33,8 @@ _SEGMENT_HEADER = re.compile(r'\[\d{1,2}:\d{2}, \d+ s\]')
 _VOICE = re.compile(r'<voice_\d+>(, )?')
 #: a memory of words said by a bare voice id: '<voice_1> said: ...' (a voice no face was seen speaking with)
 _VOICE_SAID = re.compile(r'<voice_\d+> said:')
+#: a voice id, as the unseen-speaker phrase and a bare '<voice_1> said: ...' both open
+_VOICE_ID = re.compile(r'<voice_\d+>')
 _SPAN = re.compile(r'^\s*\[[^\]]*\](?:\s*--\s*\[[^\]]*\])?\s*:\s*')
 #: The robot's own earlier answer inside an episodic entry (always its last part): never evidence, never quoted.
 _ANSWERED = re.compile(r';?\s*answered ".*$', re.S)
@@ -113,9 +115,13 @@ def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False,
     if faces:
         keep = [m for m in facts if any(f in m.text for f in faces)]
     elif names_a_device(q):
-        # an unseen speaker's words; else a voice that no face was seen speaking with (a TV heard while people were
-        # in view is stored under its voice id, "<voice_1> said: ...", never under a face)
-        keep = [m for m in facts if UNSEEN_SPEAKER in m.text] or \
+        # an unseen speaker's words, and what the same voices said while people were in view (a TV heard then is
+        # stored under its voice id, "<voice_1> said: ...", never under a face); else a voice that no face was seen
+        # speaking with
+        unseen = [m for m in facts if UNSEEN_SPEAKER in m.text]
+        voices = {v for m in unseen for v in _VOICE_ID.findall(m.text)}
+        keep = unseen + [m for m in facts if m not in unseen and _VOICE_SAID.match(said_in(m))
+                         and _VOICE_ID.match(said_in(m)).group(0) in voices] if unseen else \
             [m for m in facts if _VOICE_SAID.match(said_in(m)) and not calls(said_in(m), robot)]
     elif _DESCRIBED.search(q):
         # someone described, not named, while others have names: most likely a person the robot was not introduced to

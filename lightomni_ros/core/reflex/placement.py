@@ -118,23 +118,33 @@ def _lower_det(place: str) -> str:
     return place if det.endswith("'s") else f'{det.lower()} {rest}'
 
 
-def with_placements(facts: Sequence[str], seg: SegmentInput) -> list[str]:
-    """``facts`` and the placement facts of what each speaker said (:func:`placements`) that none of them tells of.
+def with_placements(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str], list[str]]:
+    """(facts, replaced): ``facts`` and the placement facts of what each speaker said (:func:`placements`) that none
+    of them tells of.
 
     A fact tells of a placement when it holds the thing's last word and a word of the place ("The keys are in the blue
     drawer." tells of "the keys in the drawer": the adapter's reading stands); "<face_1> has a laptop." says nothing
-    of where it is. Typed words are read like speech; "my" is the one who said or typed it when that is a face or
-    voice id.
+    of where it is. One that says only part of the place and nothing else ("Mateo's thermos is in the cabinet." for
+    "I dropped my thermos in the bathroom cabinet") is replaced by the rule's. Typed words are read like speech; "my"
+    is the one who said or typed it when that is a face or voice id.
     """
-    out = list(facts)
-    told = [fact_stems(f) for f in facts]
+    out, replaced = list(facts), []
     for who, words in seg.said():
         for p in placements(words, who if PERSON_ID.fullmatch(who or '') else ''):
             thing, where = stem(p.thing.split()[-1]), fact_stems(p.where)
-            if not any(thing in words and words & where for words in told):
-                out.append(p.fact())
-                told.append(fact_stems(p.fact()))
-    return out
+            told = [f for f in out if thing in fact_stems(f) and fact_stems(f) & where]
+            if told and not all(_part_of(f, p) for f in told):
+                continue
+            out = [f for f in out if f not in told] + [p.fact()]
+            replaced += told
+    return out, replaced
+
+
+def _part_of(fact: str, p: Placement) -> bool:
+    """Whether ``fact`` tells of placement ``p`` with only some of the words of its place, and of nothing else."""
+    words, where = fact_stems(fact), fact_stems(p.where)
+    names = {stem(w.lower()) for w in re.findall(r"\b[A-Z][a-z]+", fact)}
+    return bool(where - words) and not words - where - fact_stems(p.thing) - names
 
 
 def fact_stems(text: str) -> set[str]:

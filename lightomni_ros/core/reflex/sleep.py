@@ -684,9 +684,11 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     semantic = distinct(semantic)
     remembered = distinct(semantic + remembered)[len(semantic):]
     # a thing put somewhere that no fact or item tells of: a verb or wording the adapter was not trained on
-    placed = by_name(with_placements(semantic + remembered, seg)[len(semantic) + len(remembered):], named) \
-        if placements else []
-    semantic += placed
+    put, cut = with_placements(semantic + remembered, seg) if placements else ([], [])
+    cut = [f for f in cut if f in semantic]     # a pinned item keeps the words it was told in
+    placed = by_name([f for f in put if f not in semantic and f not in remembered], named)
+    semantic = [f for f in semantic if f not in cut] + placed
+    dropped += cut
     # an event's time that no fact tells of ("they set lunch for eleven"), or that a fact misread ("... not three")
     told, retimed = with_schedule(semantic + remembered, seg) if event_times else ([], [])
     retimed = [f for f in retimed if f in semantic]     # a pinned item keeps the words it was told in
