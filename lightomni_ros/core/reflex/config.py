@@ -44,8 +44,10 @@ class BackboneConfig:
                                           'of its own) and add its facts that pass the checks. Sleep time only.')
     memory_placements: bool = param(True, 'Read by rule where a thing was put ("I stuck the notebook on top of the '
                                           'fridge" -> "The notebook is on top of the fridge.") and store it when no '
-                                          'fact or item of the memory pass tells of that thing. Questions, denials '
-                                          'and intentions place nothing. Sleep time only; a few regular expressions.')
+                                          'fact or item of the memory pass tells of that thing; a fact that says '
+                                          'only part of that place and nothing else ("... in the cabinet" for "in '
+                                          'the bathroom cabinet") is replaced. Questions, denials and intentions '
+                                          'place nothing. Sleep time only; a few regular expressions.')
     memory_event_times: bool = param(True, 'Read by rule when a planned event is ("they set lunch for eleven" -> '
                                            '"Lunch is at eleven.") and store it when no fact of the memory pass tells '
                                            'of that event at that time; a fact of the same event at another time is '
