@@ -66,6 +66,11 @@ def test_a_fact_with_part_of_the_place_gives_way_to_the_whole_place() -> None:
     seg = _seg('I dropped my thermos in the bathroom cabinet.')
     assert with_placements(["Mateo's thermos is in the cabinet."], seg) == \
         (["<face_1>'s thermos is in the bathroom cabinet."], ["Mateo's thermos is in the cabinet."])
+    # whose it is comes from the fact it replaces when the words do not say ("my" of nobody seen speaking)
+    words = 'Keep in mind: my notebook is on top of the fridge.'
+    nobody = SegmentInput(segment_id=2, start=100.0, end=103.0, transcript=words, face_ids=['<face_1>'])
+    assert with_placements(["<face_1>'s notebook is on the fridge."], nobody)[0] == \
+        ["<face_1>'s notebook is on top of the fridge."]
     # one that says more than the rule read stands
     assert with_placements(["Mateo's thermos is in the cabinet, behind the towels."], seg)[1] == []
     reply = '{"semantic": ["Mateo\'s thermos is in the cabinet."], "visual": "<face_1> talking"}'

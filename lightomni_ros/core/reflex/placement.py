@@ -135,9 +135,16 @@ def with_placements(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str],
             told = [f for f in out if thing in fact_stems(f) and fact_stems(f) & where]
             if told and not all(_part_of(f, p) for f in told):
                 continue
+            # whose it is, when the words do not say and the fact it replaces does ("my notebook" said by nobody seen)
+            owner = next((m.group(1) for m in map(_OWNER.match, told) if m), '')
+            p = dataclasses.replace(p, owner=p.owner or owner)
             out = [f for f in out if f not in told] + [p.fact()]
             replaced += told
     return out, replaced
+
+
+#: the owner a stored placement opens with: "<face_1>'s notebook ...", "Mateo's thermos ..."
+_OWNER = re.compile(r"^(<(?:face|voice)_\d+>|[A-Z][a-z]+)'s ")
 
 
 def _part_of(fact: str, p: Placement) -> bool:
