@@ -119,8 +119,7 @@ def _lower_det(place: str) -> str:
 
 
 def with_placements(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str], list[str]]:
-    """(facts, replaced): ``facts`` and the placement facts of what each speaker said (:func:`placements`) that none
-    of them tells of.
+    """(facts, replaced): ``facts`` and the placements said (:func:`placements`) that none of them tells of.
 
     A fact tells of a placement when it holds the thing's last word and a word of the place ("The keys are in the blue
     drawer." tells of "the keys in the drawer": the adapter's reading stands); "<face_1> has a laptop." says nothing
