@@ -108,6 +108,16 @@ def test_asked_of_the_asker_another_ones_fact_is_no_answer(embed) -> None:
     assert of_others('They are in the drawer.', 'Where are my keys?',
                      mems + [MemoryItem('semantic:2', 'The keys are in the drawer.')], ROBOT, asker='<face_2>') == ''
     assert of_others('Tariq plays golf.', 'Which sport does Tariq play?', mems, ROBOT, asker='<face_2>') == ''
+    # words the asker said of someone else are that person's: "which drink do I like?" has no answer here
+    said = mems + [MemoryItem('recent:3', '<face_2> said: Tariq always orders sparkling water.'),
+                   MemoryItem('episodic:4', 'saw <face_2> talking, <face_3>; heard "Tariq always orders sparkling '
+                                            'water."')]
+    q = 'Excuse me robot, which drink do I like?'
+    assert unfounded_refusal("I don't know.", q, said, ROBOT, asker='<face_2>') == ''
+    assert extractive_answer(q, said, embed, ROBOT, asker='<face_2>') == ''
+    # while their own words are theirs, a name that only calls someone included
+    own = mems + [MemoryItem('recent:5', '<face_2> said: Tariq, I always order sparkling water.')]
+    assert 'sparkling water' in extractive_answer(q, own, embed, ROBOT, asker='<face_2>')
 
 
 def test_a_memory_that_only_repeats_the_question_answers_nothing(embed) -> None:

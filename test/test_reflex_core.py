@@ -798,6 +798,10 @@ def test_what_the_robot_promised_to_keep_is_pinned_when_the_pass_found_nothing()
     empty = '{"visual": "<face_1> talking", "semantic": [], "remembered": []}'
     t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty, event_times=False)
     assert t.remembered == ['<face_1> said: Hey assistant, heads up, the budget review is on Tuesday.']
+    # said by the name memory knows, as the facts are
+    t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty, names={'<face_1>': 'Leila'},
+                               event_times=False)
+    assert t.remembered == ['Leila said: Hey assistant, heads up, the budget review is on Tuesday.']
     # the rule that reads event times finds the fact itself: that is what is kept, not the words
     t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', empty)
     assert t.semantic == ['The budget review is on Tuesday.'] and t.remembered == []

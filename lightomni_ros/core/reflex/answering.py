@@ -112,9 +112,30 @@ def of_asker(found: Sequence[MemoryItem], question: str, asker: str, names: dict
     """
     if not (found and PERSON_ID.fullmatch(asker or '') and asks_of_asker(question)):
         return list(found)
-    mine = [m for m in found if names_person(m.text, asker, names.get(asker, ''))]
-    others = {f: n for f, n in names.items() if f != asker}
-    return mine or [m for m in found if not any(names_person(m.text, f, n) for f, n in others.items())]
+    whose = [_whose(m, asker, names) for m in found]
+    return [m for m, w in zip(found, whose) if w == 'asker'] or [m for m, w in zip(found, whose) if not w]
+
+
+def _whose(memory: MemoryItem, asker: str, names: dict[str, str]) -> str:
+    """'asker', 'other' or '' (nobody memory knows): whom ``memory`` tells of.
+
+    Words someone said tell of the people they name, else of the one who said them: "<face_3> said: Leila always
+    orders sparkling water." is Leila's drink, not that of <face_3>, who said it ("Noor, ..." only calls Noor).
+    """
+    said = SAID_AS_FACT.match(said_in(memory)) or _HEARD_SAID.search(memory.text)
+    told = _CALLING.sub('', said.group(2) if said and said.re is SAID_AS_FACT else said.group(1)) if said else ''
+    for text in (told, memory.text) if told else (memory.text,):
+        if names_person(text, asker, names.get(asker, '')):
+            return 'asker'
+        if any(names_person(text, f, n) for f, n in names.items() if f != asker):
+            return 'other'
+    return ''
+
+
+#: the words someone heard said, in an episode: 'saw Ana talking; heard "I love tea."'
+_HEARD_SAID = re.compile(r'\bheard "([^"]*)"')
+#: a name the words open with to call someone ("Noor, the party was a mess"): no claim about them
+_CALLING = re.compile(r"^[A-Z][a-z]+, ")
 
 
 def of_others(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),

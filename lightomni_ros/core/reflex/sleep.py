@@ -700,8 +700,9 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
         dropped += heard
         semantic, remembered = [f for f in semantic if f not in heard], [f for f in remembered if f not in heard]
     if not (semantic or remembered) and promises_to_keep(response):
-        # the robot said it would keep what it was told and the pass found nothing in it: the words are pinned
-        remembered = quoted(seg)
+        # the robot said it would keep what it was told and the pass found nothing in it: the words are pinned, said
+        # by the name memory knows (the consolidator learns names from the facts, never from the pinned items)
+        remembered = by_name(quoted(seg), named)
     # the time parser reads the request's time (as the reflex node did when it answered); the model's own reading
     # ("in_seconds": 120 for "in one minute") only counts when the parser finds none
     reminders = find_reminders(said, seg.end, seg.face_ids[0] if seg.face_ids else '', tz)
