@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.placement import placements, plural, with_placements
+from lightomni_ros.core.reflex.placement import misplaced, placements, plural, with_placements
 from lightomni_ros.core.reflex.sleep import topic_from_reply
-from lightomni_ros.core.reflex.types import SegmentInput
+from lightomni_ros.core.reflex.types import MemoryItem, SegmentInput
 from lightomni_ros.core.segment import SpeakerTurn
 
 
@@ -95,3 +95,20 @@ def test_a_broadcast_places_nothing_of_its_own() -> None:
     reply = '{"semantic": [], "visual": "nobody in view"}'
     topic = topic_from_reply(seg, '', reply)
     assert topic.placed == 0 and not any('green basket' in f for f in topic.semantic)
+
+
+def test_a_reply_puts_a_thing_only_where_one_memory_does() -> None:
+    """Each word of "Merak's umbrella is in the attic." is in a memory of Merak, the placement in none."""
+    mems = [MemoryItem('profile:<face_5>', '<face_5> is Merak'),
+            MemoryItem('semantic:1', "Merak's umbrella is in the car."),
+            MemoryItem('semantic:2', "<face_5>'s charger is in the attic."),
+            MemoryItem('episodic:3', 'saw Merak talking; heard "I hid the torch under the sink."; answered "The '
+                                     'torch is in the attic."')]
+    assert misplaced("Merak's umbrella is in the attic.", mems) == \
+        'reply puts the umbrella in the attic, where no memory does'
+    assert misplaced("Merak's umbrella is in the car.", mems) == ''
+    # the words as heard place it too; the robot's own earlier answer does not
+    assert misplaced('The torch is under the sink.', mems) == ''
+    assert misplaced('The torch is in the attic.', mems) != ''
+    # a reply that places nothing is not read here
+    assert misplaced('They are in the car.', mems) == '' and misplaced("I don't know.", mems) == ''

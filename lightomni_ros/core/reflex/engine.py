@@ -44,6 +44,7 @@ from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only
                         is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
+from .placement import misplaced
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
@@ -736,6 +737,7 @@ class ReflexEngine:
                     off_topic(text, seg.utterance, memories, robot_names) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     of_others(text, seg.utterance, memories, robot_names, seg.speaker) or \
+                    misplaced(text, memories) or \
                     unfounded_refusal(text, seg.utterance, memories, robot_names, seg.speaker) or \
                     false_reminder(text, reminders)
 

@@ -19,8 +19,8 @@ from typing import Sequence
 
 from ..text import CALENDAR_WORDS, sentences
 from .attribution import PERSON_ID
-from .grounding import asks, content_words, stem
-from .types import SegmentInput
+from .grounding import asks, content_words, evidence, stem
+from .types import MemoryItem, SegmentInput
 
 #: verbs of putting something somewhere, as said of a deed done (past, or the present "put")
 _VERBS = r'''put|placed|left|dropped|stuck|stashed|hid|set|tucked|threw|tossed|shoved|moved|kept|parked|hung|stored|
@@ -153,9 +153,24 @@ def _part_of(fact: str, p: Placement) -> bool:
     return bool(where - words) and not words - where - fact_stems(p.thing) - names
 
 
+def misplaced(reply: str, memories: Sequence[MemoryItem]) -> str:
+    """Why a reply should not be spoken: it puts a thing where no one memory does ('' when none, or every one does).
+
+    "Merak's umbrella is in the attic." from "Merak's umbrella is in the car." and "<face_5>'s charger is in the
+    attic.": each word is in a memory of Merak, and the answer is wrong. A placement the reply states must be one
+    memory's: the thing and every word of its place in the same memory (the robot's own earlier answers are none).
+    """
+    held = [fact_stems(evidence(m.text)) for m in memories if not m.ref.startswith('profile:')]
+    for p in placements(reply):
+        told = {stem(p.thing.split()[-1])} | fact_stems(p.where)
+        if not any(told <= words for words in held):
+            return f'reply puts the {p.thing} {p.where}, where no memory does'
+    return ''
+
+
 def fact_stems(text: str) -> set[str]:
     """The word stems a stored fact tells with, people's ids left out."""
     return {stem(w) for w in content_words(PERSON_ID.sub(' ', text))}
 
 
-__all__ = ['Placement', 'fact_stems', 'placements', 'plural', 'with_placements']
+__all__ = ['Placement', 'fact_stems', 'misplaced', 'placements', 'plural', 'with_placements']
