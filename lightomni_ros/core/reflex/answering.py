@@ -28,7 +28,8 @@ import numpy as np
 from ..text import CALENDAR_WORDS, gist, names_person, sentences, unaddressed
 from .attribution import PERSON_ID
 from .grounding import (SAID_AS_FACT, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
-                        is_refusal, names_a_device, promises_to_keep, said_by, said_in, speakable, stem)
+                        is_refusal, names_a_device, promises_to_keep, said_by, said_in, speakable, stem,
+                        words_heard)
 from .prompts import face_names, said_at
 from .types import MemoryItem
 
@@ -122,8 +123,7 @@ def _whose(memory: MemoryItem, asker: str, names: dict[str, str]) -> str:
     Words someone said tell of the people they name, else of the one who said them: "<face_3> said: Leila always
     orders sparkling water." is Leila's drink, not that of <face_3>, who said it ("Noor, ..." only calls Noor).
     """
-    said = SAID_AS_FACT.match(said_in(memory)) or _HEARD_SAID.search(memory.text)
-    told = _CALLING.sub('', said.group(2) if said and said.re is SAID_AS_FACT else said.group(1)) if said else ''
+    told = _CALLING.sub('', next(iter(words_heard(memory.text)), ''))
     for text in (told, memory.text) if told else (memory.text,):
         if names_person(text, asker, names.get(asker, '')):
             return 'asker'
@@ -132,8 +132,6 @@ def _whose(memory: MemoryItem, asker: str, names: dict[str, str]) -> str:
     return ''
 
 
-#: the words someone heard said, in an episode: 'saw Ana talking; heard "I love tea."'
-_HEARD_SAID = re.compile(r'\bheard "([^"]*)"')
 #: a name the words open with to call someone ("Noor, the party was a mess"): no claim about them
 _CALLING = re.compile(r"^[A-Z][a-z]+, ")
 

@@ -91,11 +91,21 @@ def holds_only_a_question(text: str) -> bool:
     Such an episode holds what someone asked, not an answer: quoted, it repeats the question back (the closest
     memory to "where is my laptop?" is often the last time someone asked it).
     """
+    heard = words_heard(text)
+    return bool(heard) and all(h.strip().endswith('?') for h in heard)
+
+
+def words_heard(text: str) -> list[str]:
+    """The words a memory holds as said ([] for none).
+
+    An episode's ``heard "..."`` parts, else the words of a transcript stored as a fact ("<face_1> said: ...",
+    "someone typed: ...").
+    """
     heard = _HEARD.findall(text)
-    if not heard:       # a transcript stored as a fact: "<face_1> said: ...", "someone typed: ..."
+    if not heard:
         said = SAID_AS_FACT.match(_SPAN.sub('', text.strip()))
         heard = [said.group(2)] if said else []
-    return bool(heard) and all(h.strip().endswith('?') for h in heard)
+    return heard
 
 
 def said_by(question: str, memories: Sequence[MemoryItem], strict: bool = False,
