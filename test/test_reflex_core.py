@@ -878,6 +878,13 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
                          face_ids=['<face_3>', '<face_2>'], speaker_face='<face_3>')
     assert sleep.heard_facts(['<face_3> is called Sofia.', '<face_3> enjoyed the new cafe.'], sofia) == (
         ['<face_3> enjoyed the new cafe.'], ['<face_3> is called Sofia.'])
+    # a thing said after an article or a quantifier is no name; a name heard in lower case still is one
+    coffee = SegmentInput(segment_id=6, start=0, end=1, transcript='I could really use some espresso right now.',
+                          face_ids=['<face_2>'], speaker_face='<face_2>')
+    assert sleep.heard_facts(['<face_2> is called Espresso.'], coffee) == ([], ['<face_2> is called Espresso.'])
+    small = SegmentInput(segment_id=6, start=0, end=1, transcript='row bot here is my cousin olek',
+                         face_ids=['<face_2>', '<face_3>'], speaker_face='<face_2>')
+    assert sleep.heard_facts(['<face_3> is called Olek.'], small) == (['<face_3> is called Olek.'], [])
     april = SegmentInput(segment_id=6, start=0, end=1, transcript="Robot, I'm April.", face_ids=['<face_1>'])
     assert sleep.heard_facts(['<face_1> is called April.'], april) == (['<face_1> is called April.'], [])
     # a town is no name; a hometown fact needs its town said as one: not a frame label, a thing's place or a name

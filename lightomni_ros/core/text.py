@@ -57,6 +57,21 @@ def may_be_name(word: str) -> bool:
     return bool(word) and word[:1].isupper() and word not in _NOT_NAMES and word.lower() not in CALENDAR_WORDS
 
 
+def said_as_name(name: str, words: str) -> bool:
+    """Whether ``words`` say ``name`` as a name: not in lower case after an article or a quantifier.
+
+    "I could really use some espresso right now." gives nobody the name Espresso: "some espresso" is a thing. A name
+    said in lower case elsewhere still counts, since speech recognition does not always case what it hears ("row bot
+    here is my cousin olek"); so do words that do not say the name (other checks ask whether it was said).
+    """
+    said = list(re.finditer(rf'\b{re.escape(name)}\b', words or '', re.I))
+    return not said or any(m.group()[:1].isupper() or not _ARTICLE_BEFORE.search(words[:m.start()]) for m in said)
+
+
+#: the words before a thing, never before a name: "some espresso", "an espresso", "more tea"
+_ARTICLE_BEFORE = re.compile(r"\b(?i:a|an|the|some|any|more|much|no|this|that|these|those)\s+$")
+
+
 #: words said just before a town ("lives in Dublin", "from Porto", "born near Lyon")
 TOWN_BEFORE = re.compile(r"\b(?:in|from|near|at|around|outside)\s+(?:the\s+)?$", re.I)
 

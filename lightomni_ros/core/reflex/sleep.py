@@ -20,7 +20,7 @@ import threading
 from typing import Any, Sequence
 
 from ..text import (CALENDAR_WORDS, TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_other, may_be_name,
-                    names_a_place, sentences)
+                    names_a_place, said_as_name, sentences)
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import MY, PERSON_ID, as_opinion, attributed, in_third_person, one_speaker, said_names, talkers
@@ -429,7 +429,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name),
     and be one: "<face_1> is called December." after "my birthday is in December" names nobody, nor does "<face_3>
     is called Pepper." after "I look after a dog called Pepper" (:func:`names_a_thing`), nor "<face_3> is called
-    Dublin." after "my family lives in Dublin" (:func:`names_a_place`), nor a fact that ends at "called"; a calendar
+    Dublin." after "my family lives in Dublin" (:func:`names_a_place`), nor "<face_2> is called Espresso." after "I
+    could use some espresso" (:func:`~..text.said_as_name`), nor a fact that ends at "called"; a calendar
     word is a name only where an introduction gives it ("I'm April"), and a name the words only call out ("Sofia, I
     really enjoyed the cafe.") is the one addressed, given to nobody. A hometown fact needs its town said as one
     (:func:`town_heard`), a place a person is at one said of them, not of a thing (:func:`place_heard`: "Tariq is
@@ -463,7 +464,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
               and allergy_heard(fact, seg.utterance) and birthday_heard(fact, seg.utterance)
               and (words - names_here or bool(_NAMED.search(fact)))
               and all(n in introduced or PERSON_ID.fullmatch(n)
-                      or may_be_name(n) and n not in called and not names_a_thing(n, seg.utterance)
+                      or may_be_name(n) and said_as_name(n, seg.utterance) and n not in called
+                      and not names_a_thing(n, seg.utterance)
                       and not names_a_place(n, seg.utterance) for n in given))
         (kept if ok else dropped).append(fact)
     return kept, dropped
