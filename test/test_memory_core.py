@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from lightomni_ros.core.consolidation.summarizer import EXTRACTIVE, ExtractiveSummarizer
+from lightomni_ros.core.consolidation.summarizer import EXTRACTIVE, ExtractiveSummarizer, profile_request
 from lightomni_ros.core.memory import vectors
 from lightomni_ros.core.memory.global_state import MergeTree, SgNode, approx_tokens, check_invariants
 from lightomni_ros.core.memory.profiles import Profile
@@ -209,3 +209,7 @@ def test_extractive_summary_is_bounded_deterministic_and_labelled():
     upd = ExtractiveSummarizer().profile('<face_1>', seen + ['Giulia works as a pilot.'],
                                          Profile('<face_1>', name='Giulia'), 40)
     assert upd.summary == 'Giulia works as a pilot.'
+    # the model is asked with what is known about the person, not with how the profile was kept
+    req = profile_request('<face_1>', seen, Profile('<face_1>', name='Giulia', attributes={
+        'persona': '<face_1> is called Giulia.', 'updated_by': 'memory-adapter'}), 40)
+    assert req.known == {'name': 'Giulia', 'persona': '<face_1> is called Giulia.'}

@@ -142,9 +142,17 @@ class ExtractiveSummarizer:
         return ProfileUpdate(summary=persona, attributes=attrs, name=name, producer=EXTRACTIVE)
 
 
+#: profile attributes that tell how the profile was kept, not who the person is
+_BOOKKEEPING = frozenset({'updated_by'})
+
+
 def profile_request(face_id: str, texts: Sequence[str], profile: Profile, max_tokens: int) -> SummaryRequest:
-    """The request for a profile update: recent scripts and what is known (attributes, then the name)."""
-    known = dict(sorted(profile.attributes.items()))
+    """The request for a profile update: recent scripts and what is known (attributes, then the name).
+
+    Which producer wrote the profile last is bookkeeping, not something known about the person: shown to the
+    model, it came back as the persona ("Giulia is called Giulia., updated_by: memory-adapter, name: Giulia.").
+    """
+    known = dict(sorted((k, v) for k, v in profile.attributes.items() if k not in _BOOKKEEPING))
     if profile.name:
         known.setdefault('name', profile.name)
     return SummaryRequest(mode=PROFILE, texts=list(texts), face_id=face_id, known=known, max_tokens=max_tokens)
