@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.answering import (answering, extractive_answer, leaves_out, misattributed, of_others,
-                                                 off_topic, one_source, people_asked, unfounded_refusal, unquoted)
+                                                 off_topic, one_source, people_asked, unanswered_claim,
+                                                 unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.grounding import said_by
 from lightomni_ros.core.reflex.prompts import said_at
 from lightomni_ros.core.reflex.types import MemoryItem
@@ -518,6 +519,26 @@ def test_a_second_chance_reply_keeps_what_the_answer_says_of_the_topic() -> None
     # what asks is the caller's reading (the heads read a question into speech that lost its question mark)
     assert not leaves_out('The moon is at half past six.', moon, lunch, ignore, asked=False)
     assert leaves_out('The moon is at half past six.', 'robot the moon far away', lunch, ignore, asked=True)
+
+
+def test_a_claim_needs_a_memory_that_answers() -> None:
+    """Any reply that claims something needs a memory that answers; a refusal or a confirmation does not."""
+    ignore = ['robot']
+    seen = [MemoryItem('profile:<face_3>', '<face_3> is Freya'),
+            MemoryItem('episodic:2', '[08:21:39]--[08:21:59]: saw Freya, Giulia, Mateo; living room, studio couch'),
+            MemoryItem('semantic:1', '<face_3> works as a carpenter.')]
+    weekends = 'Excuse me robot, how does Freya like to spend weekends?'
+    assert unanswered_claim('Freya likes to spend weekends at the studio couch.', weekends, seen, ignore) == \
+        'no memory answers, and the reply is no refusal'
+    assert not unanswered_claim("I don't remember that.", weekends, seen, ignore)
+    assert not unanswered_claim('Freya works as a carpenter.', 'Robot, what does Freya do for a living?', seen,
+                                ignore)
+    hobby = seen + [MemoryItem('semantic:4', 'Freya enjoys painting watercolours.')]
+    assert not unanswered_claim('Freya enjoys painting watercolours.', weekends, hobby, ignore)
+    # told something, the robot confirms it; asked what was said, the quote checks answer for it
+    told = 'Robot, keep in mind that the torch is under the bed.'
+    assert not unanswered_claim('Okay, I will remember that.', told, seen, ignore, asked=True)
+    assert not unanswered_claim('Freya said: "Hello."', 'Robot, what did Freya say?', seen, ignore)
 
 
 def test_a_second_chance_reply_is_not_stitched_from_several_memories() -> None:

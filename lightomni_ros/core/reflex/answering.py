@@ -220,10 +220,11 @@ _SAID_WITH: dict[str, tuple[str, ...]] = {
     'birthday': ('born',), 'month': ('birthday', 'born'),
     **dict.fromkeys(('hometown', 'city', 'town', 'grow', 'grew'), ('come', 'raised', 'grew', 'born')),
     'drink': ('order', 'orders'),
-    **dict.fromkeys(('hobby', 'hobbies', 'pastime', 'fun', 'relax'), ('free', 'spare', 'spend', 'enjoy')),
+    **dict.fromkeys(('hobby', 'hobbies', 'pastime', 'fun', 'relax', 'weekend', 'weekends', 'busy'),
+                    ('free', 'spare', 'spend', 'enjoy')),
     **dict.fromkeys(('sport', 'sports'), ('play', 'train')),
     **dict.fromkeys(('pet', 'pets', 'animal', 'animals'), _PETS),
-    **dict.fromkeys(('avoid', 'allergy', 'allergies'), ('allergic', 'allergy'))}
+    **dict.fromkeys(('avoid', 'allergy', 'allergies', 'eat', 'food', 'away'), ('allergic', 'allergy'))}
 
 
 def answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
@@ -384,6 +385,23 @@ def off_topic(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
     return f'reply tells of none of what was asked about ({", ".join(sorted(set(topic.values())))})'
 
 
+def unanswered_claim(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
+                     asked: bool | None = None, answers: Sequence[MemoryItem] | None = None) -> str:
+    """Why a reply should not be spoken: it claims something, and no memory answers the question.
+
+    Asked "how does Freya like to spend weekends?" with nothing in memory about her weekends, the small model wrote
+    "Freya likes to spend weekends at the studio couch.": the question's words and a couch in view while Freya was
+    there, so every word was grounded and every check passed. Only a refusal may answer what no memory answers
+    (:func:`answering`). A confirmation, words that ask nothing (``asked`` as for :func:`leaves_out`) and a question
+    about what was said (checked by :func:`unquoted`) are not checked here; ``answers`` as for :func:`leaves_out`.
+    """
+    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) \
+            or not (asks(question) if asked is None else asked) or is_quote_question(question):
+        return ''
+    answers = answering(question, memories, ignore) if answers is None else answers
+    return '' if answers else 'no memory answers, and the reply is no refusal'
+
+
 def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
                asked: bool | None = None, answers: Sequence[MemoryItem] | None = None) -> str:
     """Why a second-chance reply should not be spoken: it drops words of what was asked about that the answer holds.
@@ -400,11 +418,11 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) \
             or not (asks(question) if asked is None else asked) or is_quote_question(question):
         return ''
-    _, _, topic = _asked(question, memories, ignore)
-    told = _stems(content_words(reply))
     answers = answering(question, memories, ignore) if answers is None else answers
     if not answers:
-        return 'no memory answers, and the reply is no refusal'
+        return unanswered_claim(reply, question, memories, ignore, asked, answers)
+    _, _, topic = _asked(question, memories, ignore)
+    told = _stems(content_words(reply))
     said = set(topic) & set().union(*(_stems(content_words(m.text)) for m in answers))
     if not topic or said and said <= told:     # answers that say none of the topic back no reply
         return ''

@@ -38,8 +38,8 @@ from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
 from .answering import (DONT_KNOW, answering, confirmation, extractive_answer, false_reminder, leaves_out, of_asker,
-                        misattributed, newest_telling, of_others, off_topic, one_source, unfounded_refusal,
-                        unquoted)
+                        misattributed, newest_telling, of_others, off_topic, one_source, unanswered_claim,
+                        unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
@@ -729,10 +729,13 @@ class ReflexEngine:
             # (words it left unpunctuated may be a question it garbled: those are answered as one)
             tells = not asked and (keeps or seg.utterance.rstrip().endswith(('.', '!')))
 
+            told: list[MemoryItem] | None = None     # the memories that answer, read once per question
+
             def check(text: str) -> str:
-                # a claim must come from the memories (of the person asked about, when the question names one) and
-                # tell of what was asked, and a refusal must not be said over a memory that answers
+                # a claim must come from the memories (of the person asked about, when the question names one), one
+                # of which answers, and tell of what was asked; a refusal must not be said over a memory that answers
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap, asked) or \
+                    unanswered_claim(text, seg.utterance, memories, robot_names, asked, told) or \
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     off_topic(text, seg.utterance, memories, robot_names) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
@@ -766,6 +769,7 @@ class ReflexEngine:
             if speak and not response:
                 t0 = time.perf_counter()
                 context = shown = self.response_memories(memories, seg)
+                told = answering(seg.utterance, memories, robot_names)
                 prompt = held.enter_context(self.response_prompt(seg, context))
                 response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream, prompt=prompt)
                 source = 'generated'
@@ -781,7 +785,6 @@ class ReflexEngine:
                     if problem and asked and not unsure and not stream.chunks and rc.retry_beams > 1 \
                             and not self.preemption.halted():
                         t0 = time.perf_counter()
-                        told = answering(seg.utterance, memories, robot_names)     # once for every beam reply
                         response, problem = self._retry(
                             prompt, response, problem,
                             lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names, asked,
