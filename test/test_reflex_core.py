@@ -951,6 +951,14 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
                         speaker_face='<face_3>')
     assert sleep.heard_facts(['Bimblo F2.', '<face_3> said bimblo.'], clip) == (['<face_3> said bimblo.'],
                                                                                 ['Bimblo F2.'])
+    # words with no subject, and a person and a place with no verb, say nothing of anyone
+    k7 = SegmentInput(segment_id=7, start=0, end=1, transcript='Been read by K7 now.', face_ids=['<face_7>'],
+                      speaker_face='<face_7>')
+    assert sleep.heard_facts(['Been read by K7.'], k7) == ([], ['Been read by K7.'])
+    attic = SegmentInput(segment_id=7, start=0, end=1, transcript='I bought my ticket in the attic.',
+                         face_ids=['<face_6>'], speaker_face='<face_6>')
+    assert sleep.heard_facts(['Joe in the attic.', "Joe's ticket is in the attic."], attic, {'<face_6>': 'Joe'}) == \
+        (["Joe's ticket is in the attic."], ['Joe in the attic.'])
     # a fact that opens with the list of people in view copies who was there: about nobody
     radio = SegmentInput(segment_id=7, start=0, end=1, transcript='Snow is forecast for the mountains on Saturday.',
                          face_ids=['<face_1>', '<face_2>'])

@@ -254,6 +254,12 @@ _NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
 #: a fact that opens with a list of people ("<face_2>, <face_1> has orange juice."): the segment's "who is in view"
 #: copied, not a fact about anyone
 _PEOPLE_LIST = re.compile(rf'\s*{PERSON_ID.pattern}\s*,\s*{PERSON_ID.pattern}')
+#: a fact that says nothing of anyone: it opens without a subject ("Been read by K7.", a clip's words), or a person
+#: is followed by a place with no verb between ("Joe in the attic.", after "I bought my ticket in the attic")
+_NO_STATEMENT = re.compile(r"\s*(?:(?i:been|being|be|is|are|was|were|has|have|had|do|does|did|will|would|can|could|"
+                           r"should|may|might|must|in|on|at|to|for|with|by|from|of|and|but|or|so|then|also|just|"
+                           r"never|not|now)\b|(?:<(?:face|voice)_\d+>|[A-Z][\w'-]*)\s+(?i:in|on|at|under|behind|"
+                           r"near|by|inside|beside|next to|into|onto)\b)")
 
 
 def names_a_thing(name: str, words: str) -> bool:
@@ -442,7 +448,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     nothing (a naming fact tells the name). A fact
     that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
-    anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact.
+    anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact; nor are words with no subject ("Been
+    read by K7.") or a person and a place with no verb between ("Joe in the attic.").
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
@@ -457,7 +464,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
         words |= {n.lower() for n in _CALLED.findall(fact)}
         given = _NAMED.findall(fact)
-        ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and set(PERSON_ID.findall(fact)) <= there
+        ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and not _NO_STATEMENT.match(fact)
+              and set(PERSON_ID.findall(fact)) <= there
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
               and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
               and owned_heard(fact, seg.utterance) and trade_heard(fact, seg.utterance)
