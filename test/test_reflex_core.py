@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from lightomni_ros.core.reflex import generation, sleep
+from lightomni_ros.core.reflex.grounding import is_refusal
 from lightomni_ros.core.reflex.adapters import AdapterSet, create_adapters
 from lightomni_ros.core.reflex.backbone import TextBackbone, assemble, render_segment
 from lightomni_ros.core.reflex.config import AdapterConfig, BackboneConfig
@@ -1373,6 +1374,19 @@ def test_a_reply_the_check_refuses_is_replaced_by_a_grounded_beam_reply(engine, 
     monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([tok.encode(invented)], False))
     d = engine.decide(question(typed=True), 0.5, 0.5, 12, 4)
     assert d.response_source == 'extractive' and 'blue bowl' in d.response, d
+
+
+def test_a_claim_no_memory_answers_is_refused_without_a_second_chance(engine, monkeypatch):
+    """Asked what no memory answers, a claim is refused at once: only a refusal could pass a beam search's check."""
+    tok = engine.backbone.tokenizer
+    monkeypatch.setattr(generation, 'greedy_decode',
+                        lambda *a, **k: (tok.encode('Your passport is in the blue bowl.'), False))
+    searched = []
+    monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: searched.append(1) or ([], False))
+    seg = dataclasses.replace(question(typed=True), typed_text='Robot, where did I put my passport?')
+    d = engine.decide(seg, 0.5, 0.5, 12, 4)
+    assert d.speak and is_refusal(d.response) and not searched and 'retry' not in d.latency_ms, d
+    assert any('no memory answers' in n for n in d.notes), d.notes
 
 
 def test_a_reply_is_cleaned_of_role_markers_and_a_quote_closed_twice():

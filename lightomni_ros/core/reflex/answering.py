@@ -35,6 +35,8 @@ from .types import MemoryItem
 
 #: what the robot says when no reply passes the checks and no memory answers the question
 DONT_KNOW = "I don't know."
+#: why a claim is refused when no memory answers: only a refusal could pass, so no second chance is tried
+UNANSWERED = 'no memory answers, and the reply is no refusal'
 #: the confirmations of a reminder asked for, of what the robot was asked to keep, and of what it was only told
 REMINDING = 'Okay, I will remind you.'
 KEPT = 'Okay, I will remember that.'
@@ -399,7 +401,7 @@ def unanswered_claim(reply: str, question: str, memories: Sequence[MemoryItem], 
             or not (asks(question) if asked is None else asked) or is_quote_question(question):
         return ''
     answers = answering(question, memories, ignore) if answers is None else answers
-    return '' if answers else 'no memory answers, and the reply is no refusal'
+    return '' if answers else UNANSWERED
 
 
 def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),

@@ -37,8 +37,8 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, answering, confirmation, extractive_answer, false_reminder, leaves_out, of_asker,
-                        misattributed, newest_telling, of_others, off_topic, one_source, unanswered_claim,
+from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extractive_answer, false_reminder, leaves_out,
+                        of_asker, misattributed, newest_telling, of_others, off_topic, one_source, unanswered_claim,
                         unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
@@ -781,9 +781,10 @@ class ReflexEngine:
                     # memory that answers is quoted (a question speech recognition garbled); with none, it was a
                     # statement the heads also search on, and the confirmation is said (it claims nothing)
                     unsure = problem == NO_ANSWER and not by_words
-                    # only for a question: to a statement the beams find any sentence of a memory grounded
-                    if problem and asked and not unsure and not stream.chunks and rc.retry_beams > 1 \
-                            and not self.preemption.halted():
+                    # only for a question: to a statement the beams find any sentence of a memory grounded; and
+                    # not when no memory answers: only a refusal could pass, and one is said without the search
+                    if problem and asked and not unsure and problem != UNANSWERED and not stream.chunks \
+                            and rc.retry_beams > 1 and not self.preemption.halted():
                         t0 = time.perf_counter()
                         response, problem = self._retry(
                             prompt, response, problem,
