@@ -119,7 +119,12 @@ def test_answer_and_decision_scores() -> None:
     assert a['accuracy'] == pytest.approx(2 / 4), 'a superseded value or a missed question is wrong'
     assert a['refusal'] == 0.5 and a['prompt_echoes'] == 1
     # claims: answers 1-3 and the invented Monday; "Thursday", "Paris" and "Monday" are in no memory
-    assert a['grounded'] == pytest.approx(1 / 4)
+    assert a['grounded'] == a['grounded_exact'] == pytest.approx(1 / 4)
+    # a word the memory holds in another inflection is grounded; word for word it is not
+    inflected = [q(True, 'The team meetings were on Fridays.', ['meeting', 'friday'], memories=mem),
+                 q(True, 'The team met on Friday.', ['meeting', 'friday'], memories=mem)]
+    b = A.answer_metrics(inflected)
+    assert (b['grounded'], b['grounded_exact']) == (0.5, 0.0), b
     assert a['noisy'] == {'questions': 0, 'accuracy': 0.0, 'confirmations': 0}
     garbled = [dataclasses.replace(r, record=r.record | {'noise': 'asr'}) for r in runs[:2]]
     garbled[1].response = 'Okay, I will remember that.'

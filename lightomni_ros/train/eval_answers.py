@@ -23,7 +23,9 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
-  written or as the robot says them; a quote's opening "From memory:" is a frame, not a claim),
+  written or as the robot says them, up to an inflection: "You come from Lisbon." from "<face_2> comes from
+  Lisbon."; a quote's opening "From memory:" is a frame, not a claim; ``grounded_exact``: the same with every
+  word as written, the figure reported before 2026-12-06's eighteenth round),
   ``prompt_echoes`` (spoken replies that copy the prompt), where the replies came from, and ``noisy`` (the ASR-noisy
   copies of the questions: ``accuracy`` over the answerable ones, ``confirmations``: replies that promise to keep
   what was said, as to a statement) and ``acknowledged`` (statements to keep, "Robot, remember that ...", confirmed
@@ -143,6 +145,19 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
             'gold_facts': gold_n, 'stored_facts': pred_n}
 
 
+def uninflected(word: str) -> str:
+    """``word`` without a possessive and its endings of inflection: "comes", "come" and "coming" read alike.
+
+    Only what grammar adds is taken off (not the stem the answer checks compare, which keeps five letters): the
+    figure says whether the reply's words were in the memories, not whether the checks let it through.
+    """
+    w = word.lower().split("'")[0]
+    for ends in (('es', 's'), ('ing', 'ed')):       # "meetings" -> "meeting" -> "meet"
+        end = next((e for e in ends if w.endswith(e) and len(w) - len(e) >= 3 and not w.endswith('ss')), '')
+        w = w[:len(w) - len(end)]
+    return w.rstrip('e') or w
+
+
 def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
     """accuracy, refusal, grounded, prompt_echoes and reply sources over the questions to the robot."""
     from ..core.reflex.answering import QUOTE
@@ -158,13 +173,15 @@ def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
                and not any(has(r.response, w) for w in r.record['answer'].get('wrong', []))]
     refused = [r for r in unanswerable if is_refusal(r.response)]
     claims = [r for r in qs if r.response and not is_refusal(r.response)]
-    grounded = 0
+    grounded = exact = 0
     for r in claims:
         # a memory counts as written and as the robot says it (a face id as "a person", an episode as "I saw ...");
         # the quote's opening words are a frame, not a claim
         said = [content_words(m) | content_words(speakable(m, {})) for m in r.memories]
         known = content_words(r.record['query']).union(*said)
-        grounded += content_words(r.response.removeprefix(QUOTE)) <= known
+        claimed = content_words(r.response.removeprefix(QUOTE))
+        exact += claimed <= known
+        grounded += {uninflected(w) for w in claimed} <= {uninflected(w) for w in known}
     spoken = [r for r in runs if r.speak and r.response]
     echoes = sum(any(p in r.response.lower() for p in _PROMPT_ECHO) for r in spoken)
     by_source: dict[str, dict[str, int]] = {}
@@ -181,7 +198,8 @@ def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
         k['ok'] += (r in correct) if r.record['answer']['answerable'] else (r in refused)
     return {'questions': len(qs), 'answerable': len(answerable), 'unanswerable': len(unanswerable),
             'accuracy': len(correct) / max(1, len(answerable)), 'refusal': len(refused) / max(1, len(unanswerable)),
-            'grounded': grounded / max(1, len(claims)), 'prompt_echoes': echoes, 'by_source': by_source,
+            'grounded': grounded / max(1, len(claims)), 'grounded_exact': exact / max(1, len(claims)),
+            'prompt_echoes': echoes, 'by_source': by_source,
             'by_kind': by_kind, 'latency_s': latency_by_source(spoken),
             # the same questions as speech recognition may garble them (decided, not stored): a confirmation ("Okay,
             # I will remember that.") to a question is the failure a listener notices first
@@ -466,7 +484,7 @@ def print_report(res: dict[str, Any]) -> None:
     print(f'  memory pass: {res["memory_pass"]["visual_replaced"]:.3f} of the descriptions of what was seen were not '
           f'what the segment showed (the rule\'s used instead)')
     print(f'  questions: {a["answerable"]} answerable, {a["unanswerable"]} unanswerable; replies by source '
-          f'{json.dumps(a["by_source"])}')
+          f'{json.dumps(a["by_source"])}; grounded word for word (no inflection taken off) {a["grounded_exact"]:.3f}')
     print('  reply latency (decision + reply, warm, s): ' + ', '.join(
         f'{k} p50 {v["p50"]:.3f} p95 {v["p95"]:.3f} (n={v["n"]})' for k, v in a['latency_s'].items()))
     n = a['noisy']
