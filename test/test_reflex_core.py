@@ -926,6 +926,9 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert not sleep.trade_heard('Joe works as a robot.', 'Hello, Robot. My name is Maria and I work and I shift.')
     assert not sleep.trade_heard('Merak works as a hammer.', 'I brought my hammer in the car.')
     assert sleep.trade_heard('Joe works as a teacher.', 'Hello robot, my name is Joe and I work on a teacher.')
+    # a workplace is said with work as what someone does, not as a thing
+    assert not sleep.trade_heard('Merak works in the cellar.', 'I put my work in the cellar.')
+    assert sleep.trade_heard('Merak works in the cellar.', 'These days I work in the cellar.')
     assert sleep.trade_heard('Ana works as a software engineer.', "I'm a software engineer.")
     assert not sleep.allergy_heard('<face_8> is allergic to red.', 'Lay red with P9 again.')
     assert all(sleep.allergy_heard('Mei is allergic to shellfish.', said) for said in (

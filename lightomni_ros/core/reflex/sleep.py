@@ -365,13 +365,24 @@ def trade_heard(fact: str, words: str) -> bool:
     The adapter writes the form over any noun it heard: "Joe works as a robot." after "Hello, Robot. My name is
     Maria ..." (the robot addressed), "Merak works as a hammer." after "I brought my hammer ..." (a thing). A trade
     is said after an article or "as" ("I'm a nurse", "as a carpenter I start early", speech recognition's "I work on
-    a teacher"); a trade not said at all is left to the word check.
+    a teacher"); a trade not said at all is left to the word check. A workplace ("Merak works in the cellar.") must
+    be said with work as what someone does ("I work in the cellar"), not as a thing ("I put my work in the cellar").
     """
+    if _WORKS_IN.match(fact.strip()):
+        # "Merak works in the cellar." after "I put my work in the cellar": work said as a thing, not as what she does
+        return any(not _THING_BEFORE.search(words[:m.start()]) for m in _WORK_IN_SAID.finditer(words))
     m = _WORKS_AS.match(fact.strip())
     if not m:
         return True
     said = said_at(m.group(1), words)
     return not said or any(_ROLE_BEFORE.search(words[:x]) for x in said)
+
+
+#: a fact of a workplace ("Ana works in the cellar.") and how one is said ("I work at the bakery")
+_WORKS_IN = re.compile(r"^.*?\s+works?\s+(?:in|at|from)\b", re.I)
+_WORK_IN_SAID = re.compile(r"\bwork(?:s|ed|ing)?\s+(?:in|at|from)\b", re.I)
+#: the words before a noun: "my work", "the work"
+_THING_BEFORE = re.compile(r"\b(?:my|your|his|her|our|their|the|a|this|that|some)\s+$", re.I)
 
 
 #: a fact of an allergy ("Mei is allergic to pollen.")
