@@ -1383,10 +1383,10 @@ def test_a_claim_no_memory_answers_is_refused_without_a_second_chance(engine, mo
     """Asked what no memory answers, a claim is refused at once: only a refusal could pass a beam search's check."""
     tok = engine.backbone.tokenizer
     monkeypatch.setattr(generation, 'greedy_decode',
-                        lambda *a, **k: (tok.encode('Your passport is in the blue bowl.'), False))
+                        lambda *a, **k: (tok.encode('Your harmonica is in the blue bowl.'), False))
     searched = []
     monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: searched.append(1) or ([], False))
-    seg = dataclasses.replace(question(typed=True), typed_text='Robot, where did I put my passport?')
+    seg = dataclasses.replace(question(typed=True), typed_text='Robot, where did I put my harmonica?')
     d = engine.decide(seg, 0.5, 0.5, 12, 4)
     assert d.speak and is_refusal(d.response) and not searched and 'retry' not in d.latency_ms, d
     assert any('no memory answers' in n for n in d.notes), d.notes
