@@ -184,7 +184,8 @@ class ResponseConfig:
     stop_at_newline: bool = param(True, 'End the reply at its first line break (the robot says one short answer).')
     grounding_check: bool = param(True, 'Check the reply before it is spoken (not empty, not an echo of the prompt, '
                                         'no repeated sentence, says something the memories hold (those of the '
-                                        'person asked about, when the question names one), no confirmation in answer '
+                                        'person asked about, when the question names one), no claim to a question '
+                                        'no retrieved memory answers, no confirmation in answer '
                                         'to a question, no "I don\'t remember that." when a retrieved memory '
                                         'answers, no name that neither the question nor the memories say); when it '
                                         'fails, quote the closest retrieved memory that answers '
@@ -194,7 +195,8 @@ class ResponseConfig:
                                 'said yet), '
                                 'decode this many replies with a beam search and say the most likely that passes the '
                                 'check, before quoting a memory or refusing (0 or 1: off). It costs about two more '
-                                'greedy decodes, only on replies that failed.', min=0)
+                                'greedy decodes, only on replies that failed; not tried when no memory answers the '
+                                'question (only a refusal could pass).', min=0)
     recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
                                          '"recent:<segment>"), so what was said a moment ago can be recalled before '
                                          'the sleep-time memory pass has stored it (on a CPU it can lag minutes '
