@@ -397,11 +397,20 @@ def unanswered_claim(reply: str, question: str, memories: Sequence[MemoryItem], 
     (:func:`answering`). A confirmation, words that ask nothing (``asked`` as for :func:`leaves_out`) and a question
     about what was said (checked by :func:`unquoted`) are not checked here; ``answers`` as for :func:`leaves_out`.
     """
-    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) \
-            or not (asks(question) if asked is None else asked) or is_quote_question(question):
+    if not _answers_a_question(reply, question, asked):
         return ''
     answers = answering(question, memories, ignore) if answers is None else answers
     return '' if answers else UNANSWERED
+
+
+def _answers_a_question(reply: str, question: str, asked: bool | None) -> bool:
+    """Whether ``reply`` claims an answer to a question that asks for one, not what was said.
+
+    A refusal and a confirmation claim nothing; ``asked`` is the caller's reading of whether the words ask (default
+    :func:`~.grounding.asks`).
+    """
+    return bool(reply.strip()) and not is_refusal(reply) and not promises_to_keep(reply) \
+        and bool(asks(question) if asked is None else asked) and not is_quote_question(question)
 
 
 def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
@@ -417,12 +426,11 @@ def leaves_out(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     drop the question mark) or ask what was said (checked by :func:`unquoted`) are not checked here. ``answers``:
     :func:`answering`'s reading, when the caller has it (it checks several replies to one question).
     """
-    if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) \
-            or not (asks(question) if asked is None else asked) or is_quote_question(question):
+    if not _answers_a_question(reply, question, asked):
         return ''
     answers = answering(question, memories, ignore) if answers is None else answers
     if not answers:
-        return unanswered_claim(reply, question, memories, ignore, asked, answers)
+        return UNANSWERED
     _, _, topic = _asked(question, memories, ignore)
     told = _stems(content_words(reply))
     said = set(topic) & set().union(*(_stems(content_words(m.text)) for m in answers))
