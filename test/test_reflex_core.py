@@ -19,7 +19,7 @@ from lightomni_ros.core.reflex.config import AdapterConfig, BackboneConfig
 from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
 from lightomni_ros.core.reflex.latent import LatentHeads, fused_query
 from lightomni_ros.core.reflex.people import PersonSeen
-from lightomni_ros.core.reflex.types import MemoryItem, Retrieved, SegmentInput
+from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem, Retrieved, SegmentInput
 from lightomni_ros.core.consolidation.summarizer import RequestSummarizer
 from lightomni_ros.core.memory.profiles import Profile
 from lightomni_ros.core.summary import SummaryRequest
@@ -654,17 +654,26 @@ def test_a_text_backbone_starts_its_memory_reply_after_the_rules_description_wit
 
 
 def test_what_a_radio_or_tv_says_is_no_fact_of_the_household():
-    """A voice no face was seen with, nothing typed, the robot quiet: its news stays its words, not a fact or a pin."""
+    """A voice no face was seen with, nobody in view, nothing typed, the robot quiet: its news stays its words."""
     from lightomni_ros.core.segment import SpeakerTurn
     news = 'The swimming pool reopens on Thursday after repairs.'
-    tv = SegmentInput(segment_id=8, start=0, end=5, transcript=news, face_ids=['<face_1>', '<face_2>'],
+    tv = SegmentInput(segment_id=8, start=0, end=5, transcript=news,
                       turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text=news)])
-    reply = '{"visual": "<face_1>, <face_2>", "semantic": ["The swimming pool is on Thursday."], ' \
+    reply = '{"visual": "nobody in view", "semantic": ["The swimming pool is on Thursday."], ' \
             '"remembered": ["The swimming pool reopens on Thursday."]}'
     assert sleep.broadcast(tv, '')
     t = sleep.topic_from_reply(tv, '', reply)
     assert t.semantic == [] and t.remembered == [] and 'The swimming pool is on Thursday.' in t.dropped
-    assert sleep.quoted(tv) == [f'<voice_3> said: {news}']
+    assert sleep.quoted(tv) == [f'<voice_3>, {UNSEEN_SPEAKER} said: {news}']
+    # with people in view the voice may be one of them: the pass's reading of the words decides, and what it kept
+    # nothing of is not searched again for a fact
+    company = dataclasses.replace(tv, face_ids=['<face_1>', '<face_2>'])
+    assert not sleep.broadcast(company, '') and sleep.voices_only(company, '')
+    told = sleep.topic_from_reply(company, '', '{"visual": "<face_1>, <face_2>", "semantic": ["The swimming pool '
+                                               'reopens on Thursday."]}')
+    assert told.semantic == ['The swimming pool reopens on Thursday.']
+    quiet = sleep.topic_from_reply(company, '', '{"visual": "<face_1>, <face_2>", "semantic": []}')
+    assert quiet.semantic == [] and not sleep.reread(company, quiet)
     # the same words to the robot (it answered), or typed, or by a face seen talking, are kept
     assert sleep.topic_from_reply(tv, 'Okay, I will remember that.', reply).semantic
     seen = SegmentInput(segment_id=9, start=0, end=5, transcript=news, face_ids=['<face_1>'], turns=[
@@ -675,9 +684,9 @@ def test_what_a_radio_or_tv_says_is_no_fact_of_the_household():
     assert sleep.topic_from_reply(keep, '', '{"visual": "nobody in view", "remembered": ["The keys are in the '
                                             'drawer."]}').remembered == ['The keys are in the drawer.']
     words = 'I work as a nurse. The pool is open on Thursday.'
-    nurse = SegmentInput(segment_id=11, start=0, end=5, transcript=words, face_ids=['<face_1>'],
+    nurse = SegmentInput(segment_id=11, start=0, end=5, transcript=words,
                          turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text=words)])
-    own = '{"visual": "<face_1>", "semantic": ["<voice_3> works as a nurse.", "The pool is open on Thursday."]}'
+    own = '{"visual": "nobody in view", "semantic": ["<voice_3> works as a nurse.", "The pool is open on Thursday."]}'
     assert sleep.topic_from_reply(nurse, '', own).semantic == ['<voice_3> works as a nurse.']
 
 

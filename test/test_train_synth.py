@@ -179,6 +179,38 @@ def test_speech_nobody_singled_out_is_heard_with_a_voice_as_perception_names_it(
     assert any(p['voice'] for p in train['pairs']['memory'])
 
 
+def test_what_a_voice_nobody_was_seen_with_tells_is_taught_beside_what_it_says_of_itself(train):
+    """Statements telling of others or of things come again as said by nobody seen talking, with the same facts; the
+    radio and TV heard alone come again beside people in view, still with none."""
+    from lightomni_ros.train.pairs import segment_of
+
+    mem = train['pairs']['memory']
+    copies = [(a, b) for a, b in zip(mem, mem[1:]) if a['speaker_face'] and not b['speaker_face']
+              and b['transcript'] == a['transcript'] and b['source'] == 'person']
+    assert len(copies) >= 10 and {'about', 'event'} <= {a['kind'] for a, _ in copies}
+    for a, b in copies:
+        assert pairs.tells_of_others(a) and b['face_ids'] == a['face_ids']
+        assert b['target']['semantic'] == a['target']['semantic'] and b['target']['remembered'] == \
+            a['target']['remembered'] and b['target']['semantic'] + b['target']['remembered']
+        assert ' talking' in a['target']['visual'] and ' talking' not in b['target']['visual']
+        assert not any(a['speaker_face'] in f for f in b['target']['semantic'])
+        text = P.perception_text(segment_of(b))
+        assert 'unseen speaker' not in text and (b['voice'] or 'someone') in text, text
+    assert any(b['voice'] for _, b in copies) and any(not b['voice'] for _, b in copies)
+    # first-person statements and what someone says of themself are never copied: they name the one who said them
+    assert not any(a['kind'] in ('state', 'intro', 'opinion') for a, _ in copies)
+    company = [(a, b) for a, b in zip(mem, mem[1:]) if pairs.broadcast_alone(a) and b['source'] == 'device'
+               and b['face_ids'] and b['transcript'] == a['transcript']]
+    assert company
+    for a, b in company:
+        assert not (b['target']['semantic'] or b['target']['remembered']) and b['voice'] == a['voice']
+        assert 'nobody in view' not in b['target']['visual'] and b['target']['visual'].split('; ')[1:] == \
+            a['target']['visual'].split('; ')[1:]
+    # off, no pair is added
+    plain = synth.generate('train', 0, dataclasses.replace(SMALL, unsingled_copies=0.0))['pairs']['memory']
+    assert len(plain) < len(synth.generate('train', 0, SMALL)['pairs']['memory'])
+
+
 def _words(strings) -> set[str]:
     """The content words of templates, their slots left out."""
     return set().union(*(content_words(re.sub(r'\{\w+\}', ' ', t)) for t in strings))

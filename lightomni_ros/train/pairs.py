@@ -106,12 +106,17 @@ def speaker_by_id(ex: dict[str, Any]) -> dict[str, Any]:
     return topic | {'semantic': by_id(topic['semantic']), 'remembered': by_id(topic['remembered'])}
 
 
-def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: random.Random) -> list[dict[str, Any]]:
+def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: random.Random,
+                 unsingled: float = 0.0, copy_rng: random.Random | None = None,
+                 voice_heard: float = 0.8) -> list[dict[str, Any]]:
     """One (segment -> memory JSON) pair per clean segment with words, and a fraction of the silent ones.
 
     The target names the speaker by id (:func:`speaker_by_id`); ``stored`` is what memory keeps of it after the
     rules (names). A segment also said other ways (``restated``, restate module) gives a pair per wording with the
-    same target.
+    same target. A share ``unsingled`` of the statements that tell of others or of things (:func:`tells_of_others`)
+    gives one more pair per wording, as heard from nobody seen talking (:func:`unsingled_copy`, drawn by
+    ``copy_rng``), and half that share of the radio and TV heard with nobody in view one more as heard beside people
+    (:func:`in_company_copy`), so that neither the voice nor the company decides alone what is kept.
     """
     out = []
     for ex in examples:
@@ -122,9 +127,56 @@ def memory_pairs(examples: list[dict[str, Any]], idle_fraction: float, rng: rand
         pair = {f: ex[f] for f in SEGMENT_FIELDS} | {
             'target': speaker_by_id(ex), 'facts': ex['facts'], 'source': ex['source'],
             'stored': {k: ex['topic'][k] for k in ('semantic', 'remembered')}}
-        out.append(pair)
-        out += [pair | other for other in ex.get('restated', [])]
+        for said in [pair] + [pair | other for other in ex.get('restated', [])]:
+            out.append(said)
+            if copy_rng is not None and tells_of_others(said) and copy_rng.random() < unsingled:
+                out.append(unsingled_copy(said, copy_rng, voice_heard))
+            if copy_rng is not None and broadcast_alone(said) and copy_rng.random() < unsingled / 2:
+                out.append(in_company_copy(said, copy_rng))
     return out
+
+
+def tells_of_others(pair: dict[str, Any]) -> bool:
+    """Whether ``pair`` is a statement among people that tells facts, none of them about its speaker.
+
+    Perception singled the speaker out; who said it does not change what memory keeps.
+    """
+    who = pair['speaker_face']
+    if pair['source'] != 'person' or not who or pair['typed_text'] or len(pair['face_ids']) < 2:
+        return False
+    facts = pair['target']['semantic'] + pair['target']['remembered']
+    name = pair['names'].get(who, '')
+    return bool(facts) and not any(who in f or (name and re.search(rf'\b{re.escape(name)}\b', f)) for f in facts) \
+        and all(f.get('subject') not in (who, name) for f in pair['facts'])
+
+
+def unsingled_copy(pair: dict[str, Any], rng: random.Random, voice_heard: float) -> dict[str, Any]:
+    """``pair`` as perception gives it when nobody is seen talking: said by a voice of the registry or by "someone".
+
+    Most speech among people in view comes with its speaker singled out, so the statements the memory pass saw from a
+    voice nobody was seen with were mostly first-person ones, which name nobody memory could keep them of; it learnt
+    to keep nothing from such a voice, also where the words told of someone by name or of a thing.
+    """
+    voice = f'<voice_{rng.randint(1, 4)}>' if rng.random() < voice_heard else ''
+    target = pair['target'] | {'visual': pair['target']['visual'].replace(' talking', '', 1)}
+    return pair | {'speaker_face': '', 'voice': voice, 'target': target}
+
+
+def broadcast_alone(pair: dict[str, Any]) -> bool:
+    """Whether ``pair`` is a radio or TV heard with nobody in view."""
+    return pair['source'] == 'device' and not pair['face_ids'] and bool(pair['transcript'])
+
+
+def in_company_copy(pair: dict[str, Any], rng: random.Random) -> dict[str, Any]:
+    """``pair`` (:func:`broadcast_alone`) as heard with one to three people in view, none of them talking.
+
+    The copies of :func:`unsingled_copy` teach the pass to keep what a voice nobody was seen with tells; these keep
+    the other half in view: a TV the household watches tells the news, nothing memory keeps as a fact.
+    """
+    faces = rng.sample([f'<face_{i}>' for i in range(1, 6)], rng.randint(1, 3))
+    tags = pair['target']['visual'].split('; ', 1)[1:]
+    visual = '; '.join([', '.join(pair['names'].get(f) or f for f in faces)] + tags)
+    return pair | {'face_ids': faces, 'target': pair['target'] | {'visual': visual}}
 
 
 def generation_pairs(examples: list[dict[str, Any]], probes: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -148,4 +200,5 @@ def generation_pairs(examples: list[dict[str, Any]], probes: list[dict[str, Any]
     return out
 
 
-__all__ = ['context', 'memory_pairs', 'segment_of', 'speaker_by_id', 'generation_pairs', 'SEGMENT_FIELDS']
+__all__ = ['context', 'memory_pairs', 'segment_of', 'speaker_by_id', 'generation_pairs', 'tells_of_others',
+           'unsingled_copy', 'broadcast_alone', 'in_company_copy', 'SEGMENT_FIELDS']

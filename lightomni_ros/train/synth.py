@@ -83,6 +83,10 @@ class SynthConfig:
     no_labels: float = 0.2
     # speech nobody singled out that perception's voice registry names (the rest is too short to tell)
     voice_heard: float = 0.8
+    # statements among people that tell of others or of things: the share also given to the memory adapter as heard
+    # from nobody seen talking (pairs.unsingled_copy), so it keeps what such a voice tells, not only what it says of
+    # itself (which names nobody memory could keep it of)
+    unsingled_copies: float = 1.0
 
 
 # -- noise ------------------------------------------------------------------------------------------------------
@@ -192,7 +196,9 @@ def generate(split: str, seed: int | None = None, cfg: SynthConfig | None = None
         ex['id'] = f'{split}/{i}'
     prng = random.Random(f'{split}:{seed}:pairs')
     return {'split': split, 'seed': seed, 'config': dataclasses.asdict(cfg), 'examples': examples,
-            'memories': memories, 'pairs': {'memory': pairs.memory_pairs(examples, cfg.idle_pairs, prng),
+            'memories': memories, 'pairs': {'memory': pairs.memory_pairs(
+                examples, cfg.idle_pairs, prng, cfg.unsingled_copies, random.Random(f'{split}:{seed}:unsingled'),
+                cfg.voice_heard),
                                             'generation': pairs.generation_pairs(examples, probes)}}
 
 

@@ -165,11 +165,18 @@ def quoted(seg: SegmentInput) -> list[str]:
 def broadcast(seg: SegmentInput, response: str) -> bool:
     """Whether the segment was a broadcast, as far as the robot can tell: a radio or a TV.
 
-    Only voices no face was seen with spoke, nothing was typed, nobody asked the robot to keep anything and the robot
+    Nobody was in view, only voices spoke, nothing was typed, nobody asked the robot to keep anything and the robot
     kept quiet. What such a voice says ("The swimming pool reopens on Thursday.") is news heard, not what the
     household told the robot: it stays stored as that voice's words (:func:`quoted`), not as a fact of its own; what
-    it says of itself ("<voice_2> works as a nurse.") stays, for the person the voice may turn out to be.
+    it says of itself ("<voice_2> works as a nurse.") stays, for the person the voice may turn out to be. With
+    people in view, a voice no face was seen with is as often one of them (turned away, at the edge of the frame) as
+    the TV they watch: the memory pass, trained on both, tells the news from what the household says by the words.
     """
+    return not seg.face_ids and voices_only(seg, response)
+
+
+def voices_only(seg: SegmentInput, response: str) -> bool:
+    """Whether only voices no face was seen with spoke, to nobody: nothing typed, no request to keep, robot quiet."""
     who = talkers(seg)
     return bool(who) and not seg.typed_text.strip() and not response.strip() and \
         not asks_to_keep(seg.utterance) and all(w.startswith('<voice_') or w == UNSEEN_SPEAKER for w in who)
@@ -185,9 +192,11 @@ def reread(seg: SegmentInput, topic: TopicData) -> bool:
 
     The checks dropped a fact it claimed (it misread the words: "<face_3> comes from the bedroom table." after
     "Heads up, lunch is at four."), or it kept no fact though someone told something (a statement, not only a
-    question: "I stuck the torch under the bed."). A broadcast keeps no fact of its own either way (:func:`broadcast`).
+    question: "I stuck the torch under the bed."). A broadcast keeps no fact of its own either way (:func:`broadcast`),
+    and what voices no face was seen with said among people is not searched for a fact the greedy reading did not
+    keep (:func:`voices_only`: the TV the household watches is read once).
     """
-    if broadcast(seg, topic.response):
+    if broadcast(seg, topic.response) or voices_only(seg, topic.response) and not topic.dropped:
         return False
     if topic.dropped:
         return True
@@ -212,10 +221,11 @@ def untold(seg: SegmentInput, topic: TopicData) -> list[str]:
 
     The adapter, trained mostly on one fact a segment, often keeps one of two ("I react badly to pollen. At home I
     look after a tortoise called Sheldon." gave the tortoise alone); each statement left is read alone
-    (:func:`one_sentence`). A question, typed words, several speakers or a broadcast are not split.
+    (:func:`one_sentence`). A question, typed words, several speakers or voices no face was seen with talking to
+    nobody (:func:`voices_only`) are not split.
     """
     said = seg.said()
-    if len(said) != 1 or seg.typed_text.strip() or broadcast(seg, topic.response):
+    if len(said) != 1 or seg.typed_text.strip() or voices_only(seg, topic.response):
         return []
     told = [s for s in sentences(said[0][1]) if not asks(s)]
     if len(told) < 2:
@@ -463,7 +473,9 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     read by K7.") or a person and a place with no verb between ("Joe in the attic.").
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
-    there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns)}
+    # a voice heard with nobody in view is "<voice_2>, an unseen speaker ..." in the words: its id is there too
+    there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns),
+             *(t.voice_id for t in seg.turns)}
     in_view = {names[f].lower() for f in seg.face_ids if (names or {}).get(f)}
     introduced = {introduced_name(seg.utterance), introduced_other(seg.utterance)} - {''}
     # "Sofia, I really enjoyed the cafe": a name only called out is the one addressed, not a name given
