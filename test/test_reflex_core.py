@@ -475,6 +475,32 @@ def test_statements_no_fact_tells_of_are_read_alone():
     assert sleep.untold(single, sleep.topic_from_reply(single, '', '{"visual": "<face_2>"}')) == []
 
 
+def test_a_voice_heard_as_a_broadcast_is_that_broadcast_again_beside_people(engine, monkeypatch):
+    """A TV heard with nobody in view, then the same voice with people watching: its news is no fact either time."""
+    from lightomni_ros.core.segment import SpeakerTurn
+    tok = engine.backbone.tokenizer
+    news = 'The ferry to Skye is cancelled on Sunday.'
+    reading = tok.encode(f'", "semantic": ["{news}"]}}')
+    monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (list(reading), False))
+    monkeypatch.setattr(engine.backbone, 'test_model', False)
+    monkeypatch.setattr(engine.cfgs.backbone, 'memory_event_times', False)
+
+    def heard(sid: int, voice: str, faces: list[str]) -> SegmentInput:
+        return SegmentInput(segment_id=sid, start=900.0 + sid, end=905.0 + sid, transcript=news, face_ids=faces,
+                            turns=[SpeakerTurn(start=0.0, end=5.0, voice_id=voice, text=news)])
+    assert '<voice_7>' not in engine.heard_alone
+    # beside people, a voice never heard alone may be one of them: the reading decides
+    assert engine.memory_pass(heard(90, '<voice_7>', ['<face_1>', '<face_2>']), '').semantic == [news]
+    alone = engine.memory_pass(heard(91, '<voice_7>', []), '')
+    assert alone.semantic == [] and news in alone.dropped and '<voice_7>' in engine.heard_alone
+    watched = engine.memory_pass(heard(92, '<voice_7>', ['<face_1>', '<face_2>']), '')
+    assert watched.semantic == [] and news in watched.dropped
+    assert engine.memory_pass(heard(93, '<voice_8>', ['<face_1>']), '').semantic == [news]
+    # answered by the robot, it was said to it: kept, and the voice is not learnt as a broadcast's
+    assert engine.memory_pass(heard(94, '<voice_9>', []), 'Okay, I will remember that.').semantic == [news]
+    assert '<voice_9>' not in engine.heard_alone
+
+
 def test_memory_pass_keeps_the_beam_reading_that_passes_the_checks(engine, monkeypatch):
     """The greedy reading lost its fact to the checks: the first beam reading whose facts pass is stored."""
     tok = engine.backbone.tokenizer
@@ -688,6 +714,17 @@ def test_what_a_radio_or_tv_says_is_no_fact_of_the_household():
                          turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text=words)])
     own = '{"visual": "nobody in view", "semantic": ["<voice_3> works as a nurse.", "The pool is open on Thursday."]}'
     assert sleep.topic_from_reply(nurse, '', own).semantic == ['<voice_3> works as a nurse.']
+
+
+def test_a_fact_needs_a_subject_and_something_said():
+    """A clause's opening is no subject; the description's people and frame labels copied are no fact."""
+    seg = SegmentInput(segment_id=12, start=0, end=5, face_ids=['<face_1>', '<face_4>'],
+                       visual_tags=['balcony', 'bedroom'],
+                       transcript='As a photographer I start work very early. The keys are in the drawer.')
+    kept, dropped = sleep.heard_facts(['As a photographer works.', 'Mei; balcony, bedroom.',
+                                       'The keys are in the bedroom drawer.'], seg, {'<face_4>': 'Mei'})
+    # a label still supports a word of what was said
+    assert kept == ['The keys are in the bedroom drawer.'] and len(dropped) == 2
 
 
 def test_a_face_heard_giving_their_name_gets_the_naming_fact():

@@ -48,8 +48,8 @@ from .placement import misplaced
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, better_reading, distinct, fallback_topic, find_remembered, find_reminders,
-                    memory_opening, one_sentence, parse_json_object, reread, topic_from_reply, untold)
+from .sleep import (Preemption, alone_voices, better_reading, distinct, fallback_topic, find_remembered,
+                    find_reminders, memory_opening, one_sentence, parse_json_object, reread, topic_from_reply, untold)
 from .streaming import ChunkSink, ReplyStream
 from .types import (Decision, MemoryItem, PrefixWarmup, ReflexOutput, ResponsePrompt, Retrieved, SegmentInput,
                     StateNode)
@@ -137,6 +137,9 @@ class ReflexEngine:
         self.prefixes = PrefixCache(cfgs.cache.prefix)
         self.preemption = Preemption()
         self.address = AddressGate(cfgs.latent)     # whom the robot last answered: follow-ups need not name it
+        # voices heard talking to nobody with nobody in view (a radio, a TV): the same voice beside people is that
+        # device again (sleep.broadcast); kept for the process's life, learnt again after a restart
+        self.heard_alone: set[str] = set()
         self.sg_version = 0
         self.sg_script = ''
         # A GlobalState callback must not wait seconds for the model (it would hold back the node's other callbacks).
@@ -478,8 +481,10 @@ class ReflexEngine:
         read = self._read(seg, names, opening, stop, limit=max_new_tokens)
         if read is None:
             return None
-        return self._second_look(seg, response, self._memory_topic(seg, response, read[0], names, opening), names,
-                                 opening, stop)
+        topic = self._second_look(seg, response, self._memory_topic(seg, response, read[0], names, opening), names,
+                                  opening, stop)
+        self.heard_alone |= alone_voices(seg, response)
+        return topic
 
     def _second_look(self, seg: SegmentInput, response: str, topic: TopicData, names: dict[str, str],
                      opening: str, stop: Callable[[], bool] | None) -> TopicData | None:
@@ -492,7 +497,7 @@ class ReflexEngine:
         cfg = self.cfgs.backbone
         if self.backbone.test_model:
             return topic
-        if cfg.memory_retry_beams > 1 and reread(seg, topic):
+        if cfg.memory_retry_beams > 1 and reread(seg, topic, frozenset(self.heard_alone)):
             readings = self._read(seg, names, opening, stop, cfg.memory_retry_beams)
             if readings is None:
                 return None
@@ -538,7 +543,8 @@ class ReflexEngine:
             return fallback_topic(seg, response, 'backbone is a randomly initialised TEST model', self.tz)
         return topic_from_reply(seg, response, '{' + opening + self.backbone.tokenizer.decode(ids), self.tz, names,
                                 saw_frames=self._saw_frames(seg), placements=self.cfgs.backbone.memory_placements,
-                                event_times=self.cfgs.backbone.memory_event_times)
+                                event_times=self.cfgs.backbone.memory_event_times,
+                                heard_alone=frozenset(self.heard_alone))
 
     @torch.no_grad()
     def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,
@@ -578,6 +584,7 @@ class ReflexEngine:
                                       known, opening, stop)
             if topic is None:
                 return None
+            self.heard_alone |= alone_voices(seg, response)
             topics.append(topic)
         return topics
 

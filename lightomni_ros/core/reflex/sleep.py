@@ -162,17 +162,31 @@ def quoted(seg: SegmentInput) -> list[str]:
     return [f'{who} {verb}: {words}' for who, words in seg.said() if not only_asks(words)]
 
 
-def broadcast(seg: SegmentInput, response: str) -> bool:
+def broadcast(seg: SegmentInput, response: str, heard_alone: frozenset[str] = frozenset()) -> bool:
     """Whether the segment was a broadcast, as far as the robot can tell: a radio or a TV.
 
-    Nobody was in view, only voices spoke, nothing was typed, nobody asked the robot to keep anything and the robot
-    kept quiet. What such a voice says ("The swimming pool reopens on Thursday.") is news heard, not what the
-    household told the robot: it stays stored as that voice's words (:func:`quoted`), not as a fact of its own; what
-    it says of itself ("<voice_2> works as a nurse.") stays, for the person the voice may turn out to be. With
-    people in view, a voice no face was seen with is as often one of them (turned away, at the edge of the frame) as
-    the TV they watch: the memory pass, trained on both, tells the news from what the household says by the words.
+    Only voices spoke, to nobody (:func:`voices_only`), and nobody was in view, or every voice was one heard that way
+    before (``heard_alone``, :func:`alone_voices`: the TV again, now with people watching). What such a voice says
+    ("The swimming pool reopens on Thursday.") is news heard, not what the household told the robot: it stays stored
+    as that voice's words (:func:`quoted`), not as a fact of its own; what it says of itself ("<voice_2> works as a
+    nurse.") stays, for the person the voice may turn out to be. Any other voice no face was seen with, with people
+    in view, is as often one of them (turned away, at the edge of the frame) as a TV: the memory pass, trained on
+    both, tells the news from what the household says by the words.
     """
-    return not seg.face_ids and voices_only(seg, response)
+    if not voices_only(seg, response):
+        return False
+    voices = unlinked_voices(seg)
+    return not seg.face_ids or bool(voices) and voices <= heard_alone
+
+
+def unlinked_voices(seg: SegmentInput) -> set[str]:
+    """The voice ids of the turns no face is linked to."""
+    return {t.voice_id for t in seg.turns if t.voice_id and not t.face_id and t.text.strip()}
+
+
+def alone_voices(seg: SegmentInput, response: str) -> set[str]:
+    """The voices of a broadcast heard with nobody in view (none for any other segment)."""
+    return unlinked_voices(seg) if not seg.face_ids and voices_only(seg, response) else set()
 
 
 def voices_only(seg: SegmentInput, response: str) -> bool:
@@ -187,7 +201,7 @@ def news(facts: list[str]) -> list[str]:
     return [f for f in facts if not f.startswith('<voice_')]
 
 
-def reread(seg: SegmentInput, topic: TopicData) -> bool:
+def reread(seg: SegmentInput, topic: TopicData, heard_alone: frozenset[str] = frozenset()) -> bool:
     """Whether the memory pass's reading of ``seg`` deserves a second look (beam readings, best first).
 
     The checks dropped a fact it claimed (it misread the words: "<face_3> comes from the bedroom table." after
@@ -196,7 +210,7 @@ def reread(seg: SegmentInput, topic: TopicData) -> bool:
     and what voices no face was seen with said among people is not searched for a fact the greedy reading did not
     keep (:func:`voices_only`: the TV the household watches is read once).
     """
-    if broadcast(seg, topic.response) or voices_only(seg, topic.response) and not topic.dropped:
+    if broadcast(seg, topic.response, heard_alone) or voices_only(seg, topic.response) and not topic.dropped:
         return False
     if topic.dropped:
         return True
@@ -264,12 +278,14 @@ _NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
 #: a fact that opens with a list of people ("<face_2>, <face_1> has orange juice."): the segment's "who is in view"
 #: copied, not a fact about anyone
 _PEOPLE_LIST = re.compile(rf'\s*{PERSON_ID.pattern}\s*,\s*{PERSON_ID.pattern}')
-#: a fact that says nothing of anyone: it opens without a subject ("Been read by K7.", a clip's words), or a person
+#: a fact that says nothing of anyone: it opens without a subject ("Been read by K7.", a clip's words; "As a
+#: photographer works.", a clause's opening), or a person
 #: is followed by a place with no verb between ("Joe in the attic.", after "I bought my ticket in the attic")
 _NO_STATEMENT = re.compile(r"\s*(?:(?i:been|being|be|is|are|was|were|has|have|had|do|does|did|will|would|can|could|"
                            r"should|may|might|must|in|on|at|to|for|with|by|from|of|and|but|or|so|then|also|just|"
-                           r"never|not|now)\b|(?:<(?:face|voice)_\d+>|[A-Z][\w'-]*)\s+(?i:in|on|at|under|behind|"
-                           r"near|by|inside|beside|next to|into|onto)\b)")
+                           r"never|not|now|as|because|while|if|although|though|when)\b|"
+                           r"(?:<(?:face|voice)_\d+>|[A-Z][\w'-]*)\s+(?i:in|on|at|under|behind|near|by|inside|beside|"
+                           r"next to|into|onto)\b)")
 
 
 def names_a_thing(name: str, words: str) -> bool:
@@ -465,14 +481,17 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     as what they are (:func:`owned_heard`: "Tariq has a photographer." after "I have been a photographer"), a trade
     one said as what someone is (:func:`trade_heard`: not "Joe works as a robot." after "Hello, Robot"), an allergy
     one said as an allergy (:func:`allergy_heard`), a birthday one at a time, of a birthday spoken of
-    (:func:`birthday_heard`). A fact made of the forms and people's names alone ("Sofia likes to drink.") tells
-    nothing (a naming fact tells the name). A fact
+    (:func:`birthday_heard`). A fact made of the forms, people's names and what was only seen alone ("Sofia likes
+    to drink.", "Mei; balcony, bedroom." after the frame labels balcony and bedroom) tells nothing (a naming fact
+    tells the name). A fact
     that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
     anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact; nor are words with no subject ("Been
     read by K7.") or a person and a place with no verb between ("Joe in the attic.").
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
+    # frame labels support a fact's words, but a fact must tell something said or typed: the description holds them
+    seen_only = heard - {w.split("'")[0] for w in content_words(seg.utterance)}
     # a voice heard with nobody in view is "<voice_2>, an unseen speaker ..." in the words: its id is there too
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns),
              *(t.voice_id for t in seg.turns)}
@@ -493,7 +512,7 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
               and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
               and owned_heard(fact, seg.utterance) and trade_heard(fact, seg.utterance)
               and allergy_heard(fact, seg.utterance) and birthday_heard(fact, seg.utterance)
-              and (words - names_here or bool(_NAMED.search(fact)))
+              and (words - names_here - seen_only or bool(_NAMED.search(fact)))
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and said_as_name(n, seg.utterance) and n not in called
                       and not names_a_thing(n, seg.utterance)
@@ -660,7 +679,8 @@ def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
 
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
                      names: dict[str, str] | None = None, saw_frames: bool = False,
-                     placements: bool = True, event_times: bool = True) -> TopicData:
+                     placements: bool = True, event_times: bool = True,
+                     heard_alone: frozenset[str] = frozenset()) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows; a segment
@@ -675,7 +695,8 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     the keyframes) is replaced by the rule's (:func:`seen`); ``unseen_visual`` keeps the model's. Where a thing was
     put, when no fact or item tells of it, is read by rule (``placements``: :func:`~.placement.with_placements`;
     ``placed`` counts them), and so is when an event is (``event_times``: :func:`~.schedule.with_schedule`;
-    ``timed`` counts them; a fact of the same event at another time is dropped). When the robot
+    ``timed`` counts them; a fact of the same event at another time is dropped). A broadcast keeps no fact of its own
+    (:func:`broadcast`; ``heard_alone``: the voices heard as one before). When the robot
     promised to keep what it was told (``response``, :func:`~.grounding.promises_to_keep`) and the pass stored no
     fact or item, the words themselves are pinned (:func:`quoted`): a promise memory does not keep is worse than a
     quote. A reply that is no JSON gives the fields it completed (:func:`salvage_fields`;
@@ -728,7 +749,7 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     timed = [f for f in told if f not in semantic and f not in remembered]
     semantic = [f for f in semantic if f not in retimed] + timed
     dropped += retimed
-    if broadcast(seg, response):
+    if broadcast(seg, response, heard_alone):
         heard = news(semantic + remembered)
         dropped += heard
         semantic, remembered = [f for f in semantic if f not in heard], [f for f in remembered if f not in heard]
