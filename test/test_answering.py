@@ -109,6 +109,14 @@ def test_asked_of_the_asker_another_ones_fact_is_no_answer(embed) -> None:
     assert of_others('They are in the drawer.', 'Where are my keys?',
                      mems + [MemoryItem('semantic:2', 'The keys are in the drawer.')], ROBOT, asker='<face_2>') == ''
     assert of_others('Tariq plays golf.', 'Which sport does Tariq play?', mems, ROBOT, asker='<face_2>') == ''
+    # someone memory has no name for is someone else all the same
+    raised = [mems[0], MemoryItem('profile:<face_5>', '<face_5> (persona: <face_5> enjoys rock climbing.)'),
+              MemoryItem('recent:1', '<face_5> said: I was raised in Marseille.'),
+              MemoryItem('semantic:2', '<face_5> comes from Marseille.')]
+    assert of_others('You come from Marseille.', 'Okay robot, what is my hometown?', raised, ROBOT,
+                     asker='<face_2>') == 'reply answers the one asking from memories of someone else'
+    assert of_others('You come from Marseille.', 'Okay robot, what is my hometown?', raised, ROBOT,
+                     asker='<face_5>') == ''
     # words the asker said of someone else are that person's: "which drink do I like?" has no answer here
     said = mems + [MemoryItem('recent:3', '<face_2> said: Tariq always orders sparkling water.'),
                    MemoryItem('episodic:4', 'saw <face_2> talking, <face_3>; heard "Tariq always orders sparkling '

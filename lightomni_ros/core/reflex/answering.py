@@ -123,13 +123,15 @@ def _whose(memory: MemoryItem, asker: str, names: dict[str, str]) -> str:
     """'asker', 'other' or '' (nobody memory knows): whom ``memory`` tells of.
 
     Words someone said tell of the people they name, else of the one who said them: "<face_3> said: Leila always
-    orders sparkling water." is Leila's drink, not that of <face_3>, who said it ("Noor, ..." only calls Noor).
+    orders sparkling water." is Leila's drink, not that of <face_3>, who said it ("Noor, ..." only calls Noor). A face
+    or voice id is someone memory knows, named or not: "<face_3> comes from Marseille." is not the asker's hometown.
     """
     told = _CALLING.sub('', next(iter(words_heard(memory.text)), ''))
     for text in (told, memory.text) if told else (memory.text,):
         if names_person(text, asker, names.get(asker, '')):
             return 'asker'
-        if any(names_person(text, f, n) for f, n in names.items() if f != asker):
+        if any(names_person(text, f, n) for f, n in names.items() if f != asker) or \
+                any(i != asker for i in PERSON_ID.findall(text)):
             return 'other'
     return ''
 
