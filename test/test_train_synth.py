@@ -180,8 +180,10 @@ def test_speech_nobody_singled_out_is_heard_with_a_voice_as_perception_names_it(
 
 
 def test_what_a_voice_nobody_was_seen_with_tells_is_taught_beside_what_it_says_of_itself(train):
-    """Statements telling of others or of things come again as said by nobody seen talking, with the same facts; the
-    radio and TV heard alone come again beside people in view, still with none."""
+    """Statements of others or of things come again as said by nobody seen talking, with the same facts.
+
+    The radio and TV heard alone come again beside people in view, still with none.
+    """
     from lightomni_ros.train.pairs import segment_of
 
     mem = train['pairs']['memory']
