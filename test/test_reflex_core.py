@@ -717,7 +717,10 @@ def test_what_a_radio_or_tv_says_is_no_fact_of_the_household():
 
 
 def test_a_fact_needs_a_subject_and_something_said():
-    """A clause's opening is no subject; the description's people and frame labels copied are no fact."""
+    """A clause's opening is no subject; the description's people and frame labels copied are no fact.
+
+    A frame label still supports a fact's words, and a person seen somewhere said as a fact is kept (the test above).
+    """
     seg = SegmentInput(segment_id=12, start=0, end=5, face_ids=['<face_1>', '<face_4>'],
                        visual_tags=['balcony', 'bedroom'],
                        transcript='As a photographer I start work very early. The keys are in the drawer.')

@@ -481,16 +481,17 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     as what they are (:func:`owned_heard`: "Tariq has a photographer." after "I have been a photographer"), a trade
     one said as what someone is (:func:`trade_heard`: not "Joe works as a robot." after "Hello, Robot"), an allergy
     one said as an allergy (:func:`allergy_heard`), a birthday one at a time, of a birthday spoken of
-    (:func:`birthday_heard`). A fact made of the forms, people's names and what was only seen alone ("Sofia likes
-    to drink.", "Mei; balcony, bedroom." after the frame labels balcony and bedroom) tells nothing (a naming fact
-    tells the name). A fact
+    (:func:`birthday_heard`). A fact made of the forms and people's names alone ("Sofia likes to drink.") tells
+    nothing (a naming fact tells the name), nor does one written as the description ("Mei; balcony, bedroom.") made
+    of names and what was only seen. A fact
     that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
     anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact; nor are words with no subject ("Been
     read by K7.") or a person and a place with no verb between ("Joe in the attic.").
     """
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
-    # frame labels support a fact's words, but a fact must tell something said or typed: the description holds them
+    # frame labels support a fact's words ("<face_1> is in the garden."), but one written as the description is
+    # ("people; labels") and made of nothing else is the description copied: it holds them already
     seen_only = heard - {w.split("'")[0] for w in content_words(seg.utterance)}
     # a voice heard with nobody in view is "<voice_2>, an unseen speaker ..." in the words: its id is there too
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns),
@@ -512,7 +513,7 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
               and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
               and owned_heard(fact, seg.utterance) and trade_heard(fact, seg.utterance)
               and allergy_heard(fact, seg.utterance) and birthday_heard(fact, seg.utterance)
-              and (words - names_here - seen_only or bool(_NAMED.search(fact)))
+              and (words - names_here - (seen_only if ';' in fact else set()) or bool(_NAMED.search(fact)))
               and all(n in introduced or PERSON_ID.fullmatch(n)
                       or may_be_name(n) and said_as_name(n, seg.utterance) and n not in called
                       and not names_a_thing(n, seg.utterance)
