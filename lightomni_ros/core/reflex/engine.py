@@ -481,10 +481,8 @@ class ReflexEngine:
         read = self._read(seg, names, opening, stop, limit=max_new_tokens)
         if read is None:
             return None
-        topic = self._second_look(seg, response, self._memory_topic(seg, response, read[0], names, opening), names,
-                                  opening, stop)
-        self.heard_alone |= alone_voices(seg, response)
-        return topic
+        return self._second_look(seg, response, self._memory_topic(seg, response, read[0], names, opening), names,
+                                 opening, stop)
 
     def _second_look(self, seg: SegmentInput, response: str, topic: TopicData, names: dict[str, str],
                      opening: str, stop: Callable[[], bool] | None) -> TopicData | None:
@@ -495,9 +493,11 @@ class ReflexEngine:
         adapter on words unlike its training misses facts a less likely reading, or the sentence alone, has.
         """
         cfg = self.cfgs.backbone
+        # every pass, single or batched, comes here once its reading is parsed: the one place the voices are learnt
+        self.heard_alone |= alone_voices(seg, response)
         if self.backbone.test_model:
             return topic
-        if cfg.memory_retry_beams > 1 and reread(seg, topic, frozenset(self.heard_alone)):
+        if cfg.memory_retry_beams > 1 and reread(seg, topic, self.heard_alone):
             readings = self._read(seg, names, opening, stop, cfg.memory_retry_beams)
             if readings is None:
                 return None
@@ -544,7 +544,7 @@ class ReflexEngine:
         return topic_from_reply(seg, response, '{' + opening + self.backbone.tokenizer.decode(ids), self.tz, names,
                                 saw_frames=self._saw_frames(seg), placements=self.cfgs.backbone.memory_placements,
                                 event_times=self.cfgs.backbone.memory_event_times,
-                                heard_alone=frozenset(self.heard_alone))
+                                heard_alone=self.heard_alone)
 
     @torch.no_grad()
     def memory_passes(self, items: Sequence[tuple[SegmentInput, str]], stop: Callable[[], bool] | None = None,
@@ -584,7 +584,6 @@ class ReflexEngine:
                                       known, opening, stop)
             if topic is None:
                 return None
-            self.heard_alone |= alone_voices(seg, response)
             topics.append(topic)
         return topics
 

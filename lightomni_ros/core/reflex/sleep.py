@@ -17,7 +17,7 @@ import json
 import logging
 import re
 import threading
-from typing import Any, Sequence
+from typing import AbstractSet, Any, Sequence
 
 from ..text import (CALENDAR_WORDS, TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_other, may_be_name,
                     names_a_place, said_as_name, sentences)
@@ -162,7 +162,7 @@ def quoted(seg: SegmentInput) -> list[str]:
     return [f'{who} {verb}: {words}' for who, words in seg.said() if not only_asks(words)]
 
 
-def broadcast(seg: SegmentInput, response: str, heard_alone: frozenset[str] = frozenset()) -> bool:
+def broadcast(seg: SegmentInput, response: str, heard_alone: AbstractSet[str] = frozenset()) -> bool:
     """Whether the segment was a broadcast, as far as the robot can tell: a radio or a TV.
 
     Only voices spoke, to nobody (:func:`voices_only`), and nobody was in view, or every voice was one heard that way
@@ -201,7 +201,7 @@ def news(facts: list[str]) -> list[str]:
     return [f for f in facts if not f.startswith('<voice_')]
 
 
-def reread(seg: SegmentInput, topic: TopicData, heard_alone: frozenset[str] = frozenset()) -> bool:
+def reread(seg: SegmentInput, topic: TopicData, heard_alone: AbstractSet[str] = frozenset()) -> bool:
     """Whether the memory pass's reading of ``seg`` deserves a second look (beam readings, best first).
 
     The checks dropped a fact it claimed (it misread the words: "<face_3> comes from the bedroom table." after
@@ -210,7 +210,7 @@ def reread(seg: SegmentInput, topic: TopicData, heard_alone: frozenset[str] = fr
     and what voices no face was seen with said among people is not searched for a fact the greedy reading did not
     keep (:func:`voices_only`: the TV the household watches is read once).
     """
-    if broadcast(seg, topic.response, heard_alone) or voices_only(seg, topic.response) and not topic.dropped:
+    if voices_only(seg, topic.response) and (not topic.dropped or broadcast(seg, topic.response, heard_alone)):
         return False
     if topic.dropped:
         return True
@@ -681,7 +681,7 @@ def with_introductions(semantic: list[str], seg: SegmentInput) -> list[str]:
 def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinfo | None = None,
                      names: dict[str, str] | None = None, saw_frames: bool = False,
                      placements: bool = True, event_times: bool = True,
-                     heard_alone: frozenset[str] = frozenset()) -> TopicData:
+                     heard_alone: AbstractSet[str] = frozenset()) -> TopicData:
     """Parse the memory adapter's reply into a Topic; repair or fall back with a reason.
 
     Facts the segment does not support are left out (:func:`heard_facts`, with the ``names`` memory knows; a segment
