@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.grounding import (asks, evidence, face_names, holds_only_a_question, is_quote_question,
-                                                 names_in, reply_problem, said_by, speakable)
+                                                 names_in, opens_refusal, reply_problem, said_by, speakable)
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem
 
 
@@ -226,3 +226,11 @@ def test_a_device_is_the_voice_it_was_heard_as_with_people_in_view_too() -> None
     # with no unseen speaker remembered, a voice no face was seen speaking with is the device's
     assert [m.ref for m in said_by(q, mems[:1] + mems[2:], strict=True)] == ['profile:<face_3>', 'recent:2',
                                                                              'recent:3']
+
+
+@pytest.mark.parametrize('text, refusing', [
+    ('I don', True), ("I don't", True), ('I do not', True), ("I didn't", True), ('Sorry,', True),
+    ('I', False), ('I heard that', False), ('I doubt', False), ('Ana', False), ('Your keys', False),
+])
+def test_a_reply_is_seen_to_refuse_from_its_first_words(text: str, refusing: bool) -> None:
+    assert opens_refusal(text) is refusing

@@ -15,6 +15,7 @@ from lightomni_ros.core.reflex import generation, sleep
 from lightomni_ros.core.reflex.grounding import is_refusal
 from lightomni_ros.core.reflex.adapters import AdapterSet, create_adapters
 from lightomni_ros.core.reflex.backbone import TextBackbone, assemble, render_segment
+from lightomni_ros.core.reflex.cache import crop_to
 from lightomni_ros.core.reflex.config import AdapterConfig, BackboneConfig
 from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
 from lightomni_ros.core.reflex.latent import LatentHeads, fused_query
@@ -1439,6 +1440,59 @@ def test_a_claim_no_memory_answers_is_refused_without_a_second_chance(engine, mo
     d = engine.decide(seg, 0.5, 0.5, 12, 4)
     assert d.speak and is_refusal(d.response) and not searched and 'retry' not in d.latency_ms, d
     assert any('no memory answers' in n for n in d.notes), d.notes
+
+
+def test_a_refused_opening_is_decoded_again_without_its_first_token(engine):
+    """The steered reply opens with the second most likely token and reads as if decoded so from the start.
+
+    Refusing the opening once its second token is seen (as "I don" is) gives the reply refused at its first token:
+    the tokens decoded before the restart leave nothing behind in the cache.
+    """
+    seg = dataclasses.replace(question(typed=True), typed_text='Robot, what colour is the umbrella of Wiremu?')
+    memories = [MemoryItem('semantic:8', 'Wiremu has a yellow umbrella.', 0.8)]
+    with engine.response_prompt(seg, memories) as prompt:
+        length = int(prompt.cache.get_seq_length())
+
+        def decode(avoid=None) -> list[int]:
+            ids, _ = generation.greedy_decode(engine.backbone, prompt.hidden_last, prompt.cache, prompt.end, 6,
+                                              avoid=avoid)
+            crop_to(prompt.cache, length)
+            return ids
+
+        plain = decode()
+        assert len(plain) >= 2
+        early = decode(lambda ids: ids[0] == plain[0])
+        late = decode(lambda ids: len(ids) >= 2 and ids[0] == plain[0])
+        ranked = torch.topk(engine.backbone.logits(prompt.hidden_last)[-1], 8).indices.tolist()
+        assert early[0] == ranked[1] and early == late, (plain, early, late)
+        # every opening refused: after AVOID_RESTARTS restarts the next reply is kept (the check judges it)
+        assert decode(lambda ids: True)[0] == ranked[generation.AVOID_RESTARTS]
+
+
+def test_the_greedy_reply_does_not_refuse_when_a_memory_answers(engine, monkeypatch):
+    """Asked what a memory answers, the greedy decode may not open with "I don't"; asked what none answers, it may."""
+    tok = engine.backbone.tokenizer
+    seen = []
+
+    def greedy(backbone, hidden, cache, offset, limit, stop=None, end=None, on_token=None, avoid=None):
+        seen.append(avoid)
+        return tok.encode('Ana keeps her clarinet in the hall.'), False
+
+    monkeypatch.setattr(generation, 'greedy_decode', greedy)
+    monkeypatch.setattr(engine.memory, 'query', lambda q: Retrieved(
+        semantic=[MemoryItem('semantic:9', 'Ana keeps her clarinet in the hall.', 0.8)]))
+    ask = dataclasses.replace(question(typed=True), typed_text='Robot, where do I keep my clarinet?')
+    d = engine.decide(ask, 0.5, 0.5, 12, 4)
+    assert d.response == 'Ana keeps her clarinet in the hall.' and d.response_source == 'generated', d
+    avoid = seen[-1]
+    assert avoid is not None and avoid(tok.encode("I don't")) and avoid(tok.encode('Sorry')), seen
+    assert not avoid(tok.encode('I heard')) and not avoid(tok.encode('Your clarinet'))
+    unknown = dataclasses.replace(question(typed=True), typed_text='Robot, where did I put my trombone?')
+    engine.decide(unknown, 0.5, 0.5, 12, 4)
+    assert seen[-1] is None, 'no memory answers: "I don\'t know." is the reply to find'
+    monkeypatch.setattr(engine.cfgs.response, 'refusal_free_greedy', False)
+    engine.decide(ask, 0.5, 0.5, 12, 4)
+    assert seen[-1] is None
 
 
 def test_a_reply_is_cleaned_of_role_markers_and_a_quote_closed_twice():

@@ -197,6 +197,10 @@ class ResponseConfig:
                                 'check, before quoting a memory or refusing (0 or 1: off). It costs about two more '
                                 'greedy decodes, only on replies that failed; not tried when no memory answers the '
                                 'question (only a refusal could pass).', min=0)
+    refusal_free_greedy: bool = param(True, 'When a retrieved memory answers the question (so the grounding check '
+                                            'would refuse "I don\'t know."), the greedy reply is the most likely one '
+                                            'that does not open with a refusal ("I don", "Sorry"), instead of a '
+                                            'refusal followed by the beam search of ``retry_beams``.')
     recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
                                          '"recent:<segment>"), so what was said a moment ago can be recalled before '
                                          'the sleep-time memory pass has stored it (on a CPU it can lag minutes '

@@ -41,7 +41,8 @@ from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extracti
                         of_asker, misattributed, newest_telling, of_others, off_topic, one_source, unanswered_claim,
                         unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
-                        is_refusal, promises_to_keep, prose_problem, reply_problem, said_by, unsupported)
+                        is_refusal, opens_refusal, promises_to_keep, prose_problem, reply_problem, said_by,
+                        unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .placement import misplaced
@@ -414,18 +415,21 @@ class ReflexEngine:
     @torch.no_grad()
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
                 stop: Callable[[], bool] | None = None, context: str = '',
-                stream: ReplyStream | None = None, prompt: ResponsePrompt | None = None) -> tuple[str, int]:
+                stream: ReplyStream | None = None, prompt: ResponsePrompt | None = None,
+                no_refusal: bool = False) -> tuple[str, int]:
         """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
 
         ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span);
         ``stream`` sees the reply as it is decoded (its first sentence is said early); ``prompt``, when it was
-        prefilled for the same segment, memories and context, is decoded from instead of prefilling them again.
+        prefilled for the same segment, memories and context, is decoded from instead of prefilling them again;
+        ``no_refusal``: the reply is the most likely that does not open with a refusal (a memory answers).
         """
         tok = self.backbone.tokenizer
         partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
+        avoid = (lambda ids: opens_refusal(tok.decode(ids))) if no_refusal else None
 
         def greedy(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
-            return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial)[0]]
+            return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial, avoid)[0]]
 
         replies, n = self._decode_replies(seg, memories, max_new_tokens, context, greedy, prompt)
         return replies[0], n
@@ -777,7 +781,12 @@ class ReflexEngine:
                 context = shown = self.response_memories(memories, seg)
                 told = answering(seg.utterance, memories, robot_names)
                 prompt = held.enter_context(self.response_prompt(seg, context))
-                response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream, prompt=prompt)
+                # a memory answers: the check would refuse "I don't know.", so the greedy reply is not one (a beam
+                # search after a refusal cost as much again as the reply)
+                no_refusal = rc.grounding_check and rc.refusal_free_greedy and asked and \
+                    bool(unfounded_refusal(DONT_KNOW, seg.utterance, memories, robot_names, seg.speaker))
+                response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream, prompt=prompt,
+                                           no_refusal=no_refusal)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if self.cfgs.response.grounding_check:

@@ -10,6 +10,7 @@ from typing import Callable
 import torch
 
 from .backbone import cache_kwargs
+from .cache import crop_to
 
 
 #: a reply whose last tokens repeat one block of at least LOOP_MIN_PERIOD tokens LOOP_REPEATS times in a row (and
@@ -19,6 +20,12 @@ LOOP_MIN_PERIOD = 3
 LOOP_MAX_PERIOD = 32
 LOOP_REPEATS = 3
 LOOP_MIN_TOKENS = 12
+
+#: a reply that must not open some way (``avoid`` of :func:`greedy_decode`) is judged over its first AVOID_TOKENS
+#: tokens; an opening it refuses is decoded again from the start without that first token, AVOID_RESTARTS times at
+#: most (the reply decoded after the last restart is kept, whatever it opens with: the grounding check judges it)
+AVOID_TOKENS = 4
+AVOID_RESTARTS = 4
 
 
 def loop_excess(ids: list[int]) -> int:
@@ -35,22 +42,40 @@ def loop_excess(ids: list[int]) -> int:
 def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int,
                   stop: Callable[[], bool] | None = None,
                   end_token: Callable[[int], bool] | None = None,
-                  on_token: Callable[[list[int]], None] | None = None) -> tuple[list[int], bool]:
+                  on_token: Callable[[list[int]], None] | None = None,
+                  avoid: Callable[[list[int]], bool] | None = None) -> tuple[list[int], bool]:
     """Greedy tokens after a prefilled prompt; returns (ids, interrupted).
 
     ``stop`` is polled between steps; ``end_token`` ends the reply at a token it accepts once some text was
-    generated (e.g. a line break); ``on_token`` sees the ids so far after each token (streaming). A looping reply
-    ends where the loop began (:func:`loop_excess`).
+    generated (e.g. a line break); ``on_token`` sees the ids so far after each token (streaming); ``avoid`` refuses
+    an opening (True for ids the reply must not begin with, judged over its first AVOID_TOKENS tokens): the reply
+    is then decoded again from its start without that first token, so it is the most likely reply left, not a
+    refused opening bent into another ("I don't" into "I am ..."). A looping reply ends where the loop began
+    (:func:`loop_excess`).
     """
     dec = backbone.decoder()
     eos = getattr(backbone.tokenizer, 'eos_ids', set())
     ids: list[int] = []
-    logits = backbone.logits(hidden_last)
-    for i in range(max_new_tokens):
-        nxt = int(torch.argmax(logits[-1]).item())
+    first = backbone.logits(hidden_last)
+    logits = first
+    prompt_len = int(cache.get_seq_length())
+    barred: set[int] = set()       # first tokens of refused openings
+    i = -1
+    while i < max_new_tokens - 1:
+        i += 1
+        row = logits[-1]
+        if not ids and barred:
+            row = row.clone()
+            row[list(barred)] = float('-inf')
+        nxt = int(torch.argmax(row).item())
         if nxt in eos or (end_token is not None and ids and end_token(nxt)):
             break
         ids.append(nxt)
+        if avoid is not None and len(ids) <= AVOID_TOKENS and len(barred) < AVOID_RESTARTS and avoid(ids):
+            barred.add(ids[0])
+            ids, logits, i = [], first, -1
+            crop_to(cache, prompt_len)
+            continue
         excess = loop_excess(ids)
         if excess:
             del ids[len(ids) - excess:]

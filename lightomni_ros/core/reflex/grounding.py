@@ -206,6 +206,15 @@ def is_refusal(reply: str) -> bool:
     return bool(_REFUSAL.match(reply.strip()))
 
 
+#: the first words of a refusal as a reply is decoded: "Sorry", "I don", "I do not", "I didn't"
+_REFUSAL_OPENING = re.compile(r"^(?:sorry\b|i\s+(?:do|did)(?:n't|n|\s+not)?\b)", re.I)
+
+
+def opens_refusal(text: str) -> bool:
+    """Whether the reply decoded so far, ``text``, has begun to refuse ("I don", "Sorry"; not "I heard that")."""
+    return bool(_REFUSAL_OPENING.match(text.strip()))
+
+
 def promises_to_keep(reply: str) -> bool:
     """Whether ``reply`` confirms that the robot will keep what it was told.
 
