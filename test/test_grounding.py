@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from lightomni_ros.core.reflex.grounding import (asks, evidence, face_names, holds_only_a_question, is_quote_question,
-                                                 names_in, opens_refusal, reply_problem, said_by, speakable)
+                                                 names_in, opens_refusal, quoting_within, reply_problem, said_by,
+                                                 speakable)
 from lightomni_ros.core.reflex.types import UNSEEN_SPEAKER, MemoryItem
 
 
@@ -234,3 +235,23 @@ def test_a_device_is_the_voice_it_was_heard_as_with_people_in_view_too() -> None
 ])
 def test_a_reply_is_seen_to_refuse_from_its_first_words(text: str, refusing: bool) -> None:
     assert opens_refusal(text) is refusing
+
+
+@pytest.mark.parametrize('text, within', [
+    ('The man said: "', True),
+    ('The man said: "Bim', True),                            # an unfinished word of the start of what was said
+    ('The man said: "Bimblo F2 now."', True),
+    ('The man said: "Bimblo F2."', False),                   # stops inside the sentence
+    ('The man said: "The', False),                            # opens with words nobody said first
+    ('He said "remember that my keys are', True),             # a later sentence of what was said
+    ('He said "my keys', False),
+    ('He said "Hello, my name is Joe."', True),
+    ('They said on TV: "Ask not!"', True),                     # heard in an episode
+    ('Joe is in the kitchen.', True),                          # no quotation
+])
+def test_a_quotation_is_held_to_what_the_memories_say_as_it_is_decoded(text: str, within: bool) -> None:
+    test = quoting_within([MemoryItem('recent:3', '<face_2> said: Bimblo F2 now.'),
+                           MemoryItem('semantic:1', 'Joe said: Hello, my name is Joe. Remember that my keys are in '
+                                                    'the drawer.'),
+                           MemoryItem('episodic:1', '[09:00] saw nobody in view; heard "Ask not!"')])
+    assert test(text) is within

@@ -1442,6 +1442,18 @@ def test_a_claim_no_memory_answers_is_refused_without_a_second_chance(engine, mo
     assert any('no memory answers' in n for n in d.notes), d.notes
 
 
+def _decoder(engine, prompt, limit: int):
+    """Greedy decodes from ``prompt`` with greedy_decode's keyword arguments, its cache cut back after each."""
+    length = int(prompt.cache.get_seq_length())
+
+    def decode(**kw) -> list[int]:
+        ids, _ = generation.greedy_decode(engine.backbone, prompt.hidden_last, prompt.cache, prompt.end, limit, **kw)
+        crop_to(prompt.cache, length)
+        return ids
+
+    return decode
+
+
 def test_a_refused_opening_is_decoded_again_without_its_first_token(engine):
     """The steered reply opens with the second most likely token and reads as if decoded so from the start.
 
@@ -1451,22 +1463,15 @@ def test_a_refused_opening_is_decoded_again_without_its_first_token(engine):
     seg = dataclasses.replace(question(typed=True), typed_text='Robot, what colour is the umbrella of Wiremu?')
     memories = [MemoryItem('semantic:8', 'Wiremu has a yellow umbrella.', 0.8)]
     with engine.response_prompt(seg, memories) as prompt:
-        length = int(prompt.cache.get_seq_length())
-
-        def decode(avoid=None) -> list[int]:
-            ids, _ = generation.greedy_decode(engine.backbone, prompt.hidden_last, prompt.cache, prompt.end, 6,
-                                              avoid=avoid)
-            crop_to(prompt.cache, length)
-            return ids
-
+        decode = _decoder(engine, prompt, 6)
         plain = decode()
         assert len(plain) >= 2
-        early = decode(lambda ids: ids[0] == plain[0])
-        late = decode(lambda ids: len(ids) >= 2 and ids[0] == plain[0])
+        early = decode(avoid=lambda ids: ids[0] == plain[0])
+        late = decode(avoid=lambda ids: len(ids) >= 2 and ids[0] == plain[0])
         ranked = torch.topk(engine.backbone.logits(prompt.hidden_last)[-1], 8).indices.tolist()
         assert early[0] == ranked[1] and early == late, (plain, early, late)
         # every opening refused: after AVOID_RESTARTS restarts the next reply is kept (the check judges it)
-        assert decode(lambda ids: True)[0] == ranked[generation.AVOID_RESTARTS]
+        assert decode(avoid=lambda ids: True)[0] == ranked[generation.AVOID_RESTARTS]
 
 
 def test_the_greedy_reply_does_not_refuse_when_a_memory_answers(engine, monkeypatch):
@@ -1474,9 +1479,12 @@ def test_the_greedy_reply_does_not_refuse_when_a_memory_answers(engine, monkeypa
     tok = engine.backbone.tokenizer
     seen = []
 
-    def greedy(backbone, hidden, cache, offset, limit, stop=None, end=None, on_token=None, avoid=None):
+    def greedy(backbone, hidden, cache, offset, limit, stop=None, end=None, on_token=None, avoid=None, keep=None):
         seen.append(avoid)
+        kept.append(keep)
         return tok.encode('Ana keeps her clarinet in the hall.'), False
+
+    kept = []
 
     monkeypatch.setattr(generation, 'greedy_decode', greedy)
     monkeypatch.setattr(engine.memory, 'query', lambda q: Retrieved(
@@ -1487,12 +1495,31 @@ def test_the_greedy_reply_does_not_refuse_when_a_memory_answers(engine, monkeypa
     avoid = seen[-1]
     assert avoid is not None and avoid(tok.encode("I don't")) and avoid(tok.encode('Sorry')), seen
     assert not avoid(tok.encode('I heard')) and not avoid(tok.encode('Your clarinet'))
+    # a quotation it opens says a memory's words (grounded_quotes)
+    keep = kept[-1]
+    assert keep is not None and keep(tok.encode('Ana said: "Ana keeps her'))
+    assert not keep(tok.encode('Ana said: "Where'))
     unknown = dataclasses.replace(question(typed=True), typed_text='Robot, where did I put my trombone?')
     engine.decide(unknown, 0.5, 0.5, 12, 4)
     assert seen[-1] is None, 'no memory answers: "I don\'t know." is the reply to find'
     monkeypatch.setattr(engine.cfgs.response, 'refusal_free_greedy', False)
+    monkeypatch.setattr(engine.cfgs.response, 'grounded_quotes', False)
     engine.decide(ask, 0.5, 0.5, 12, 4)
-    assert seen[-1] is None
+    assert seen[-1] is None and kept[-1] is None
+
+
+def test_a_kept_reply_takes_the_likeliest_token_its_constraint_accepts(engine):
+    """Each step of a held reply is the most likely of the KEEP_TOP_K tokens ``keep`` accepts."""
+    seg = dataclasses.replace(question(typed=True), typed_text='Robot, what did Wiremu say about the kayak?')
+    memories = [MemoryItem('semantic:10', 'Wiremu said: The kayak leaks.', 0.8)]
+    with engine.response_prompt(seg, memories) as prompt:
+        decode = _decoder(engine, prompt, 4)
+        plain = decode()
+        ranked = torch.topk(engine.backbone.logits(prompt.hidden_last)[-1], 8).indices.tolist()
+        held = decode(keep=lambda ids: ids[0] not in ranked[:2])
+        assert held[0] == ranked[2] and held != plain
+        # none of the likeliest accepted: the likeliest of all, as unheld
+        assert decode(keep=lambda ids: len(ids) > 1) == plain
 
 
 def test_a_reply_is_cleaned_of_role_markers_and_a_quote_closed_twice():

@@ -201,6 +201,10 @@ class ResponseConfig:
                                             'would refuse "I don\'t know."), the greedy reply is the most likely one '
                                             'that does not open with a refusal ("I don", "Sorry"), instead of a '
                                             'refusal followed by the beam search of ``retry_beams``.')
+    grounded_quotes: bool = param(True, 'A quotation the greedy reply opens (\'... said: "\') goes on only with '
+                                        'words of a retrieved memory: at each step the most likely of the 16 '
+                                        'likeliest tokens that keeps it so (the likeliest when none does), instead '
+                                        'of a quote the grounding check would refuse.')
     recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
                                          '"recent:<segment>"), so what was said a moment ago can be recalled before '
                                          'the sleep-time memory pass has stored it (on a CPU it can lag minutes '

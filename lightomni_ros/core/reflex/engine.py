@@ -41,8 +41,8 @@ from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extracti
                         of_asker, misattributed, newest_telling, of_others, off_topic, one_source, unanswered_claim,
                         unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
-                        is_refusal, opens_refusal, promises_to_keep, prose_problem, reply_problem, said_by,
-                        unsupported)
+                        is_refusal, opens_refusal, promises_to_keep, prose_problem, quoting_within, reply_problem,
+                        said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .placement import misplaced
@@ -416,20 +416,24 @@ class ReflexEngine:
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
                 stop: Callable[[], bool] | None = None, context: str = '',
                 stream: ReplyStream | None = None, prompt: ResponsePrompt | None = None,
-                no_refusal: bool = False) -> tuple[str, int]:
+                no_refusal: bool = False, quotes_from: Sequence[MemoryItem] | None = None) -> tuple[str, int]:
         """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
 
         ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span);
         ``stream`` sees the reply as it is decoded (its first sentence is said early); ``prompt``, when it was
         prefilled for the same segment, memories and context, is decoded from instead of prefilling them again;
-        ``no_refusal``: the reply is the most likely that does not open with a refusal (a memory answers).
+        ``no_refusal``: the reply is the most likely that does not open with a refusal (a memory answers);
+        ``quotes_from``: a quotation the reply opens says only words said in these memories (:func:`quoting_within`).
         """
         tok = self.backbone.tokenizer
         partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
         avoid = (lambda ids: opens_refusal(tok.decode(ids))) if no_refusal else None
+        within = quoting_within(quotes_from) if quotes_from is not None else None
+        keep = (lambda ids: within(tok.decode(ids))) if within is not None else None
 
         def greedy(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
-            return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial, avoid)[0]]
+            return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial, avoid,
+                                      keep)[0]]
 
         replies, n = self._decode_replies(seg, memories, max_new_tokens, context, greedy, prompt)
         return replies[0], n
@@ -785,8 +789,10 @@ class ReflexEngine:
                 # search after a refusal cost as much again as the reply)
                 no_refusal = rc.grounding_check and rc.refusal_free_greedy and asked and \
                     bool(unfounded_refusal(DONT_KNOW, seg.utterance, memories, robot_names, seg.speaker))
+                # the words of a quotation come from the memories: the check refuses any other
+                quotes = memories if rc.grounding_check and rc.grounded_quotes else None
                 response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream, prompt=prompt,
-                                           no_refusal=no_refusal)
+                                           no_refusal=no_refusal, quotes_from=quotes)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if self.cfgs.response.grounding_check:

@@ -26,6 +26,9 @@ LOOP_MIN_TOKENS = 12
 #: most (the reply decoded after the last restart is kept, whatever it opens with: the grounding check judges it)
 AVOID_TOKENS = 4
 AVOID_RESTARTS = 4
+#: a reply held to a constraint at every step (``keep`` of :func:`greedy_decode`) takes the most likely of the
+#: KEEP_TOP_K most likely tokens that keeps it (the most likely of all when none does)
+KEEP_TOP_K = 16
 
 
 def loop_excess(ids: list[int]) -> int:
@@ -43,14 +46,16 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
                   stop: Callable[[], bool] | None = None,
                   end_token: Callable[[int], bool] | None = None,
                   on_token: Callable[[list[int]], None] | None = None,
-                  avoid: Callable[[list[int]], bool] | None = None) -> tuple[list[int], bool]:
+                  avoid: Callable[[list[int]], bool] | None = None,
+                  keep: Callable[[list[int]], bool] | None = None) -> tuple[list[int], bool]:
     """Greedy tokens after a prefilled prompt; returns (ids, interrupted).
 
     ``stop`` is polled between steps; ``end_token`` ends the reply at a token it accepts once some text was
     generated (e.g. a line break); ``on_token`` sees the ids so far after each token (streaming); ``avoid`` refuses
     an opening (True for ids the reply must not begin with, judged over its first AVOID_TOKENS tokens): the reply
     is then decoded again from its start without that first token, so it is the most likely reply left, not a
-    refused opening bent into another ("I don't" into "I am ..."). A looping reply ends where the loop began
+    refused opening bent into another ("I don't" into "I am ..."); ``keep`` holds every step to a constraint (True
+    for ids the reply may go on from, see :func:`_kept_token`). A looping reply ends where the loop began
     (:func:`loop_excess`).
     """
     dec = backbone.decoder()
@@ -67,7 +72,7 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
         if not ids and barred:
             row = row.clone()
             row[list(barred)] = float('-inf')
-        nxt = int(torch.argmax(row).item())
+        nxt = _kept_token(row, ids, keep)
         if nxt in eos or (end_token is not None and ids and end_token(nxt)):
             break
         ids.append(nxt)
@@ -91,6 +96,20 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
         out = dec(inputs_embeds=emb, position_ids=_pos_arg(backbone, pos), **cache_kwargs(dec, cache))
         logits = backbone.logits(out.last_hidden_state[0])
     return ids, False
+
+
+def _kept_token(logits: torch.Tensor, ids: list[int], keep: Callable[[list[int]], bool] | None) -> int:
+    """The most likely next token; with ``keep``, the most likely of the KEEP_TOP_K that ``keep`` accepts.
+
+    When none of them does, the most likely of all: the reply is then judged by the checks as it would be unheld.
+    """
+    best = int(torch.argmax(logits).item())
+    if keep is None or keep(ids + [best]):
+        return best
+    for tok in torch.topk(logits, KEEP_TOP_K).indices.tolist()[1:]:
+        if keep(ids + [tok]):
+            return int(tok)
+    return best
 
 
 @dataclass

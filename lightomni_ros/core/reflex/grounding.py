@@ -11,7 +11,7 @@ memory that answers the question instead (:mod:`.answering`), with face ids repl
 from __future__ import annotations
 
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..text import introduced_name, introduced_other, names_a_place, unaddressed
 from .prompts import face_names
@@ -208,6 +208,38 @@ def is_refusal(reply: str) -> bool:
 
 #: the first words of a refusal as a reply is decoded: "Sorry", "I don", "I do not", "I didn't"
 _REFUSAL_OPENING = re.compile(r"^(?:sorry\b|i\s+(?:do|did)(?:n't|n|\s+not)?\b)", re.I)
+
+
+_QUOTE_WORD = re.compile(r"[a-z0-9']+")
+
+
+def _quote_norm(text: str) -> str:
+    return ' '.join(_QUOTE_WORD.findall(text.lower()))
+
+
+#: where a quotable utterance starts in a memory: its beginning, after "said:", 'heard "', "typed:", or a sentence
+_UTTERANCE_START = re.compile(r'(?:^|\bsaid:\s*|\bheard\s+"|\btyped:\s*|[.!?]\s+)(?=\S)', re.I)
+
+
+def quoting_within(memories: Sequence[MemoryItem]) -> Callable[[str], bool]:
+    """A test of a reply as it is decoded: whether its quotations are, so far, words said in ``memories``.
+
+    A quotation still open ('... said: "Bimb') must be the start of an utterance of a memory (its beginning, after
+    "said:" or 'heard "', a sentence), so a quote cannot open with the question's words and go on with a memory's
+    (words lower-case without punctuation; the last one may be unfinished); a closed one must not stop inside a
+    sentence (:func:`cut_quote`, as the grounding check judges it). A reply that quotes nothing passes.
+    """
+    starts = {_quote_norm(m.text[s.end():]) for m in memories for s in _UTTERANCE_START.finditer(m.text)}
+    starts.discard('')
+
+    def within(text: str) -> bool:
+        n = text.count('"')
+        if n % 2 == 0:
+            return n == 0 or not cut_quote(text, memories)
+        quoted = _quote_norm(text[text.rindex('"') + 1:])
+        return not quoted or any(s.startswith(quoted) for s in starts)
+
+    return within
 
 
 def opens_refusal(text: str) -> bool:
