@@ -1508,6 +1508,22 @@ def test_the_greedy_reply_does_not_refuse_when_a_memory_answers(engine, monkeypa
     assert seen[-1] is None and kept[-1] is None
 
 
+def test_asked_what_someone_said_a_quotation_is_held_to_their_words(engine, monkeypatch):
+    """Asked what the radio said, the greedy reply may quote the radio, not a person in view."""
+    tok = engine.backbone.tokenizer
+    kept = []
+    monkeypatch.setattr(generation, 'greedy_decode', lambda *a: kept.append(a[9]) or (
+        tok.encode('The radio said: "Mind the gap."'), False))
+    monkeypatch.setattr(engine.memory, 'query', lambda q: Retrieved(semantic=[
+        MemoryItem('semantic:11', f'{UNSEEN_SPEAKER} said: Mind the gap. Trains run late.', 0.8),
+        MemoryItem('semantic:12', '<face_2> said: Gap year plans are made.', 0.7)]))
+    ask = dataclasses.replace(question(typed=True), typed_text='Robot, what did the man on the radio say?')
+    engine.decide(ask, 0.5, 0.5, 12, 4)
+    keep = kept[-1]
+    assert keep(tok.encode('The radio said: "Mind the')) and keep(tok.encode('The radio said: "Trains run'))
+    assert not keep(tok.encode('The radio said: "Gap year'))
+
+
 def test_a_kept_reply_takes_the_likeliest_token_its_constraint_accepts(engine):
     """Each step of a held reply is the most likely of the KEEP_TOP_K tokens ``keep`` accepts."""
     seg = dataclasses.replace(question(typed=True), typed_text='Robot, what did Wiremu say about the kayak?')

@@ -789,8 +789,10 @@ class ReflexEngine:
                 # search after a refusal cost as much again as the reply)
                 no_refusal = rc.grounding_check and rc.refusal_free_greedy and asked and \
                     bool(unfounded_refusal(DONT_KNOW, seg.utterance, memories, robot_names, seg.speaker))
-                # the words of a quotation come from the memories: the check refuses any other
-                quotes = memories if rc.grounding_check and rc.grounded_quotes else None
+                # the words of a quotation come from the memories (asked what someone said, from theirs): the check
+                # refuses any other
+                quotes = (said_by(seg.utterance, memories, robot=robot_names) if is_quote_question(seg.utterance)
+                          else memories) if rc.grounding_check and rc.grounded_quotes else None
                 response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream, prompt=prompt,
                                            no_refusal=no_refusal, quotes_from=quotes)
                 source = 'generated'
