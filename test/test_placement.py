@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.placement import misplaced, placements, plural, with_placements
+from lightomni_ros.core.reflex.placement import misplaced, placements, placing_within, plural, with_placements
 from lightomni_ros.core.reflex.sleep import topic_from_reply
 from lightomni_ros.core.reflex.types import MemoryItem, SegmentInput
 from lightomni_ros.core.segment import SpeakerTurn
@@ -112,3 +112,21 @@ def test_a_reply_puts_a_thing_only_where_one_memory_does() -> None:
     assert misplaced('The torch is in the attic.', mems) != ''
     # a reply that places nothing is not read here
     assert misplaced('They are in the car.', mems) == '' and misplaced("I don't know.", mems) == ''
+
+
+@pytest.mark.parametrize('text, within', [
+    ("Merak's umbrella is in the", True),
+    ("Merak's umbrella is in the c", True),                 # "car" not finished yet
+    ("Merak's umbrella is in the att", False),              # no memory of the umbrella has a word so begun
+    ("Merak's umbrella is in the attic", False),            # the charger's place
+    ("Merak's umbrella is in the car.", True),
+    ("Joe's hammer is in the gar", True),
+    ("Joe's hammer is in the garden", False),
+    ('Nice to meet you, Joe.', True),                        # places nothing
+])
+def test_a_reply_places_things_where_a_memory_does_as_it_is_decoded(text: str, within: bool) -> None:
+    test = placing_within([MemoryItem('semantic:1', "Merak's umbrella is in the car."),
+                           MemoryItem('semantic:2', "<face_5>'s charger is in the attic."),
+                           MemoryItem('semantic:3', 'Joe keeps the hammer in the garage.'),
+                           MemoryItem('profile:<face_5>', '<face_5> is Ana (a hammer in the attic)')])
+    assert test(text) is within

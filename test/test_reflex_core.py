@@ -1499,11 +1499,14 @@ def test_the_greedy_reply_does_not_refuse_when_a_memory_answers(engine, monkeypa
     keep = kept[-1]
     assert keep is not None and keep(tok.encode('Ana said: "Ana keeps her'))
     assert not keep(tok.encode('Ana said: "Where'))
+    # and a thing it places is where a memory puts it (grounded_places)
+    assert keep(tok.encode('Your clarinet is in the ha')) and not keep(tok.encode('Your clarinet is in the attic'))
     unknown = dataclasses.replace(question(typed=True), typed_text='Robot, where did I put my trombone?')
     engine.decide(unknown, 0.5, 0.5, 12, 4)
     assert seen[-1] is None, 'no memory answers: "I don\'t know." is the reply to find'
     monkeypatch.setattr(engine.cfgs.response, 'refusal_free_greedy', False)
     monkeypatch.setattr(engine.cfgs.response, 'grounded_quotes', False)
+    monkeypatch.setattr(engine.cfgs.response, 'grounded_places', False)
     engine.decide(ask, 0.5, 0.5, 12, 4)
     assert seen[-1] is None and kept[-1] is None
 

@@ -205,6 +205,11 @@ class ResponseConfig:
                                         'words of a retrieved memory: at each step the most likely of the 16 '
                                         'likeliest tokens that keeps it so (the likeliest when none does), instead '
                                         'of a quote the grounding check would refuse.')
+    grounded_places: bool = param(True, 'A thing the greedy reply places ("... is in the attic") goes where a '
+                                        'retrieved memory puts it: at each step the most likely of the 16 likeliest '
+                                        'tokens that keeps every placement one memory\'s (a place\'s last word may '
+                                        'be unfinished; the likeliest when none does), instead of a place the '
+                                        'grounding check would refuse.')
     recent_interactions: int = param(32, 'The last N interactions are retrieval candidates too (ref '
                                          '"recent:<segment>"), so what was said a moment ago can be recalled before '
                                          'the sleep-time memory pass has stored it (on a CPU it can lag minutes '

@@ -45,7 +45,7 @@ from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only
                         said_by, unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
-from .placement import misplaced
+from .placement import misplaced, placing_within
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
@@ -416,20 +416,23 @@ class ReflexEngine:
     def respond(self, seg: SegmentInput, memories: list[MemoryItem], max_new_tokens: int | None = None,
                 stop: Callable[[], bool] | None = None, context: str = '',
                 stream: ReplyStream | None = None, prompt: ResponsePrompt | None = None,
-                no_refusal: bool = False, quotes_from: Sequence[MemoryItem] | None = None) -> tuple[str, int]:
+                no_refusal: bool = False, quotes_from: Sequence[MemoryItem] | None = None,
+                places_from: Sequence[MemoryItem] | None = None) -> tuple[str, int]:
         """The generation adapter's reply from S_g, memories and the segment; returns (text, prompt tokens).
 
         ``context`` replaces the newest part of S_g in the prompt (a question about a span of time reads that span);
         ``stream`` sees the reply as it is decoded (its first sentence is said early); ``prompt``, when it was
         prefilled for the same segment, memories and context, is decoded from instead of prefilling them again;
         ``no_refusal``: the reply is the most likely that does not open with a refusal (a memory answers);
-        ``quotes_from``: a quotation the reply opens says only words said in these memories (:func:`quoting_within`).
+        ``quotes_from``: a quotation the reply opens says only words said in these memories (:func:`quoting_within`);
+        ``places_from``: a thing the reply places is where one of these memories puts it (:func:`placing_within`).
         """
         tok = self.backbone.tokenizer
         partial = (lambda ids: stream.partial(gen.clean_response(tok.decode(ids)))) if stream else None
         avoid = (lambda ids: opens_refusal(tok.decode(ids))) if no_refusal else None
-        within = quoting_within(quotes_from) if quotes_from is not None else None
-        keep = (lambda ids: within(tok.decode(ids))) if within is not None else None
+        tests = ([quoting_within(quotes_from)] if quotes_from is not None else []) + \
+            ([placing_within(places_from)] if places_from is not None else [])
+        keep = (lambda ids: all(t(text) for text in [tok.decode(ids)] for t in tests)) if tests else None
 
         def greedy(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
             return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial, avoid,
@@ -793,8 +796,10 @@ class ReflexEngine:
                 # refuses any other
                 quotes = (said_by(seg.utterance, memories, robot=robot_names) if is_quote_question(seg.utterance)
                           else memories) if rc.grounding_check and rc.grounded_quotes else None
+                # and a thing it places is where a memory puts it ("in the attic" for the umbrella in the car)
+                places = memories if rc.grounding_check and rc.grounded_places else None
                 response, _ = self.respond(seg, context, stop=self.preemption.halted, stream=stream, prompt=prompt,
-                                           no_refusal=no_refusal, quotes_from=quotes)
+                                           no_refusal=no_refusal, quotes_from=quotes, places_from=places)
                 source = 'generated'
                 lat['generation'] = (time.perf_counter() - t0) * 1000
                 if self.cfgs.response.grounding_check:

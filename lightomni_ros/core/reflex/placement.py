@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..text import CALENDAR_WORDS, sentences
 from .attribution import PERSON_ID
@@ -168,9 +168,33 @@ def misplaced(reply: str, memories: Sequence[MemoryItem]) -> str:
     return ''
 
 
+def placing_within(memories: Sequence[MemoryItem]) -> Callable[[str], bool]:
+    """A test of a reply as it is decoded: whether each thing it has placed so far is where one memory puts it.
+
+    :func:`misplaced` for a reply not yet finished: a place's last word may be unfinished ("in the gar" for "in the
+    garage"), so it must only begin a word of that memory. "Merak's umbrella is in the attic" fails as soon as
+    "attic" is said, while a memory holds the umbrella in the car.
+    """
+    held = [(fact_stems(evidence(m.text)), set(re.findall(r"[a-z0-9]+", evidence(m.text).lower())))
+            for m in memories if not m.ref.startswith('profile:')]
+
+    def within(text: str) -> bool:
+        going_on = text[-1:].isalnum()      # the last word may not be finished
+        for p in placements(text):
+            thing, words = stem(p.thing.split()[-1]), p.where.split()
+            prefix = words[-1].lower() if going_on and text.lower().endswith(words[-1].lower()) else ''
+            told = {thing} | fact_stems(' '.join(words[:-1]) if prefix else p.where)
+            if not any(told <= stems and (not prefix or any(w.startswith(prefix) for w in raw))
+                       for stems, raw in held):
+                return False
+        return True
+
+    return within
+
+
 def fact_stems(text: str) -> set[str]:
     """The word stems a stored fact tells with, people's ids left out."""
     return {stem(w) for w in content_words(PERSON_ID.sub(' ', text))}
 
 
-__all__ = ['Placement', 'fact_stems', 'misplaced', 'placements', 'plural', 'with_placements']
+__all__ = ['Placement', 'fact_stems', 'misplaced', 'placements', 'placing_within', 'plural', 'with_placements']
