@@ -432,11 +432,14 @@ class ReflexEngine:
         avoid = (lambda ids: opens_refusal(tok.decode(ids))) if no_refusal else None
         tests = ([quoting_within(quotes_from)] if quotes_from is not None else []) + \
             ([placing_within(places_from)] if places_from is not None else [])
-        keep = (lambda ids: all(t(text) for text in [tok.decode(ids)] for t in tests)) if tests else None
+
+        def keep(ids: list[int]) -> bool:
+            text = tok.decode(ids)
+            return all(test(text) for test in tests)
 
         def greedy(hidden: torch.Tensor, cache: Any, end: int, limit: int, newline: Any) -> list[list[int]]:
             return [gen.greedy_decode(self.backbone, hidden, cache, end, limit, stop, newline, partial, avoid,
-                                      keep)[0]]
+                                      keep if tests else None)[0]]
 
         replies, n = self._decode_replies(seg, memories, max_new_tokens, context, greedy, prompt)
         return replies[0], n

@@ -68,17 +68,16 @@ def greedy_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_n
     i = -1
     while i < max_new_tokens - 1:
         i += 1
-        row = logits[-1]
-        if not ids and barred:
-            row = row.clone()
-            row[list(barred)] = float('-inf')
-        nxt = _kept_token(row, ids, keep)
+        nxt = _kept_token(logits[-1], ids, keep)
         if nxt in eos or (end_token is not None and ids and end_token(nxt)):
             break
         ids.append(nxt)
         if avoid is not None and len(ids) <= AVOID_TOKENS and len(barred) < AVOID_RESTARTS and avoid(ids):
+            # from the start again, without the refused opening's first token
             barred.add(ids[0])
-            ids, logits, i = [], first, -1
+            logits = first.clone()
+            logits[:, list(barred)] = float('-inf')
+            ids, i = [], -1
             crop_to(cache, prompt_len)
             continue
         excess = loop_excess(ids)

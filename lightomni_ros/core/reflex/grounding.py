@@ -210,11 +210,8 @@ def is_refusal(reply: str) -> bool:
 _REFUSAL_OPENING = re.compile(r"^(?:sorry\b|i\s+(?:do|did)(?:n't|n|\s+not)?\b)", re.I)
 
 
-_QUOTE_WORD = re.compile(r"[a-z0-9']+")
-
-
 def _quote_norm(text: str) -> str:
-    return ' '.join(_QUOTE_WORD.findall(text.lower()))
+    return ' '.join(_WORD.findall(text.lower()))
 
 
 #: where a quotable utterance starts in a memory: its beginning, after "said:", 'heard "', "typed:", or a sentence
