@@ -579,3 +579,62 @@ def test_words_that_ask_nothing_get_the_confirmation_they_ask_for() -> None:
     # an introduction speech recognition garbled still says the name; a name nobody said is refused
     assert not greets_stranger('Nice to meet you, Mateo.', 'robot im mateo i just moved in')
     assert greets_stranger('Nice to meet you, Rahul.', 'hey assistant were on earth is my thermos')
+
+
+def test_asked_for_someones_last_words_their_newest_turn_answers() -> None:
+    """"Could you repeat what Tariq said?" quoted his words of three minutes before (as close to it as the newest)."""
+    from lightomni_ros.core.reflex.answering import last_turn, last_words
+
+    unseen = 'an unseen speaker (radio, TV, phone or out of sight)'
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Tariq'), MemoryItem('profile:<face_2>', '<face_2> is Leila'),
+            MemoryItem('recent:1', '<face_1> said: The cycling race was an absolute mess.', said='2026-07-14 09:06:56'),
+            MemoryItem('recent:2', '<face_2> said: Hello there.', said='2026-07-14 09:08:00'),
+            MemoryItem('recent:3', '<face_1> said: The power cut was a mess.', said='2026-07-14 09:09:44'),
+            MemoryItem('recent:4', f'<voice_1>, {unseen} said: And so my fellow Americans.',
+                       said='2026-07-14 09:10:01'),
+            MemoryItem('recent:5', f'{unseen} said: Ask not!', said='2026-07-14 09:10:03'),
+            MemoryItem('recent:6', f'<voice_1>, {unseen} said: What your country can do.', said='2026-07-14 09:10:10')]
+
+    def refs(question: str) -> list[str] | None:
+        found = last_words(question, mems, ROBOT)
+        return None if found is None else [m.ref for m in found]
+    assert refs('Okay robot, could you repeat what Tariq said?') == ['recent:3']
+    assert refs('Excuse me robot, tell me the last thing Leila said.') == ['recent:2']
+    # a speech heard in pieces, one after the other, is one turn
+    assert refs('Robot, what did the man on the radio say?') == ['recent:4', 'recent:5', 'recent:6']
+    # a topic asks for the words about it, however old; a question about nobody's words is no such question
+    assert refs('What did Tariq say about the cycling race?') is None
+    assert refs('Robot, where is the laptop?') is None
+    assert refs('What did Mateo just say?') is None
+    # the profiles stay (they name the faces); the rest is the turn, or everything when none is asked for
+    assert [m.ref for m in last_turn('Could you repeat what Tariq said?', mems, ROBOT)] == \
+        ['profile:<face_1>', 'profile:<face_2>', 'recent:3']
+    assert last_turn('What did Tariq say about the cycling race?', mems, ROBOT) == mems
+
+
+def test_a_thing_among_the_frame_labels_does_not_supersede_where_it_was_put() -> None:
+    """"Where is the laptop?" was answered "in the bedroom" from a later episode that saw a laptop and a bedroom."""
+    from types import SimpleNamespace
+
+    from lightomni_ros.core.reflex.answering import newest_telling
+    from lightomni_ros.core.reflex.config import LatentConfig, ResponseConfig
+    from lightomni_ros.core.reflex.engine import ReflexEngine
+    from lightomni_ros.core.reflex.types import SegmentInput
+
+    told = MemoryItem('semantic:1', '[2026-07-17 09:00:00]--[2026-07-17 09:00:05]: The laptop is on top of the fridge.')
+    seen = MemoryItem('episodic:3', '[2026-07-17 09:05:00]--[2026-07-17 09:05:05]: saw <face_1>, <face_2>; laptop, '
+                                    'bedroom')
+    heard = MemoryItem('episodic:4', '[2026-07-17 09:06:00]--[2026-07-17 09:06:05]: saw <face_1> talking; kitchen; '
+                                     'heard "I moved the laptop to the bedroom."')
+    q = 'Robot, can you tell me where the laptop is?'
+    assert [m.ref for m in newest_telling(q, [told, seen], [told, seen])] == ['semantic:1', 'episodic:3']
+    # words heard later do move it (and tell of everything the sighting did)
+    assert [m.ref for m in newest_telling(q, [told, seen, heard], [told, seen, heard])] == ['episodic:4']
+    # and asked what Tariq said, the prompt shows his newest words only
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Tariq'),
+            MemoryItem('recent:1', '<face_1> said: The cycling race was an absolute mess.', 0.9,
+                       said='2026-07-14 09:06:56'),
+            MemoryItem('recent:3', '<face_1> said: The power cut was a mess.', 0.5, said='2026-07-14 09:09:44')]
+    engine = SimpleNamespace(cfgs=SimpleNamespace(response=ResponseConfig(), latent=LatentConfig()))
+    seg = SegmentInput(segment_id=1, start=0.0, end=1.0, transcript='Okay robot, could you repeat what Tariq said?')
+    assert [m.ref for m in ReflexEngine.response_memories(engine, mems, seg)] == ['profile:<face_1>', 'recent:3']

@@ -20,6 +20,7 @@ of asking); and it holds a content word the question does not ("Kwame has a lapt
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from typing import Callable, Iterable, Sequence
 
@@ -563,15 +564,72 @@ def newest_telling(question: str, found: Sequence[MemoryItem], memories: Sequenc
 
     "Where is the umbrella?" after it went from the car to the closet: "... in the closet" tells of everything asked
     about that "... in the car" tells of, so only the closet is shown (the quote's rule, :func:`extractive_answer`).
-    A question about what was said keeps every quote.
+    Only words supersede: a thing among an episode's frame labels ("saw a person; laptop, bedroom") is a kind of
+    thing in view, not where the one put "on the fridge" went. A question about what was said keeps every quote.
     """
     if is_quote_question(question):
         return list(found)
     topic = set(_asked(question, memories, ignore)[2])
     names = face_names(memories)
     texts = {id(m): speakable(m.text, names) for m in found}
-    return [m for m in found if not any(said_at(n) > said_at(m) and _tells_the_same(texts[id(n)], texts[id(m)], topic)
+    return [m for m in found if not any(said_at(n) > said_at(m)
+                                        and _tells_the_same(_in_words(texts[id(n)]), texts[id(m)], topic)
                                         for n in found)]
+
+
+def _in_words(text: str) -> str:
+    """What a memory said as :func:`speakable` says it tells in words: an episode's words heard, not what was seen."""
+    episode = _SPOKEN_EPISODE.match(text)
+    if episode:
+        return episode.group(2)
+    return '' if text.startswith('I saw ') else text
+
+
+#: words a question about someone's last words asks with, and says who with ("the man on the radio"), not a topic
+_LAST_WORDS = frozenset('''repeat again last latest recent recently just word words say says saying tell told telling
+mention mentioned exactly minute moment ago now man woman person guy lady boy girl kid child visitor stranger video
+clip radio television phone telephone loudspeaker speaker speakers podcast intercom broadcast news presenter announcer
+newsreader reporter commentator'''.split())
+#: seconds between the ends of one speaker's pieces of speech that are one turn (a speech cut at its pauses)
+TURN_GAP_S = 10.0
+
+
+def last_words(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> list[MemoryItem] | None:
+    """The newest turn of the one ``question`` asks about, when it asks what they said with no topic (else None).
+
+    "Could you repeat what Tariq said?", "the last thing Leila said": their newest words answer, not the words of an
+    hour ago that the question is as close to. A turn is the newest memory of their words and those of theirs before
+    it, each ending within :data:`TURN_GAP_S` of the next (a radio speech heard as three pieces is one). None also
+    when no memory is of the one asked about (``said_by``, strict); ``ignore``: the robot's names.
+    """
+    if not is_quote_question(question):
+        return None
+    if set(_asked(question, memories, ignore)[2].values()) - _LAST_WORDS:
+        return None
+    said = sorted((m for m in said_by(question, memories, strict=True, robot=ignore)
+                   if not m.ref.startswith('profile:') and words_heard(m.text)), key=said_at)
+    if not said:
+        return None
+    turn = [said[-1]]
+    for m in reversed(said[:-1]):
+        if _seconds(said_at(turn[-1])) - _seconds(said_at(m)) > TURN_GAP_S:
+            break
+        turn.append(m)
+    return turn[::-1]
+
+
+def last_turn(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> list[MemoryItem]:
+    """``memories`` with, of the words said, only those of :func:`last_words` when ``question`` asks for them."""
+    last = last_words(question, memories, ignore)
+    return list(memories) if last is None else [m for m in memories if m.ref.startswith('profile:')] + last
+
+
+def _seconds(at: str) -> float:
+    """A time as memory writes it ('2026-07-14 09:09:44') in seconds; undated (the newest) as the latest time."""
+    try:
+        return _dt.datetime.strptime(at, '%Y-%m-%d %H:%M:%S').timestamp()
+    except ValueError:
+        return float('inf')
 
 
 def _tells_the_same(newer: str, older: str, topic: set[str]) -> bool:
@@ -618,5 +676,5 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'leaves_out',
-           'misattributed', 'newest_telling', 'of_asker', 'of_others', 'off_topic', 'one_source', 'people_asked',
-           'unfounded_refusal', 'unquoted']
+           'last_turn', 'last_words', 'misattributed', 'newest_telling', 'of_asker', 'of_others', 'off_topic',
+           'one_source', 'people_asked', 'unfounded_refusal', 'unquoted']

@@ -37,9 +37,9 @@ from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extractive_answer, false_reminder, leaves_out,
-                        of_asker, misattributed, newest_telling, of_others, off_topic, one_source, unanswered_claim,
-                        unfounded_refusal, unquoted)
+from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extractive_answer, false_reminder, last_turn,
+                        last_words, leaves_out, of_asker, misattributed, newest_telling, of_others, off_topic,
+                        one_source, unanswered_claim, unfounded_refusal, unquoted)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, opens_refusal, promises_to_keep, prose_problem, quoting_within, reply_problem,
                         said_by, unsupported)
@@ -49,8 +49,9 @@ from .placement import misplaced, placing_within
 from .pruning import PruneResult, prune
 from .recall import is_summary_question, summary_answer, window_context, window_events
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
-from .sleep import (Preemption, alone_voices, better_reading, distinct, fallback_topic, find_remembered,
-                    find_reminders, memory_opening, one_sentence, parse_json_object, reread, topic_from_reply, untold)
+from .sleep import (Preemption, alone_voices, better_reading, by_name, distinct, fallback_topic, find_remembered,
+                    find_reminders, introductions, memory_opening, one_sentence, parse_json_object, reread,
+                    topic_from_reply, untold)
 from .streaming import ChunkSink, ReplyStream
 from .types import (Decision, MemoryItem, PrefixWarmup, ReflexOutput, ResponsePrompt, Retrieved, SegmentInput,
                     StateNode)
@@ -516,13 +517,16 @@ class ReflexEngine:
             if readings is None:
                 return None
             topic = better_reading(topic, [self._memory_topic(seg, response, ids, names, opening) for ids in readings])
+        # a name the whole segment gives names the facts of a sentence read alone ("call me Leila. I react badly to
+        # peanuts.": "Leila is allergic to peanuts.", as the whole reading says it)
+        named = {**dict(introductions(seg)), **names}
         for sentence in untold(seg, topic) if cfg.memory_read_alone else []:
             part = one_sentence(seg, sentence)
             ids = self._read(part, names, opening, stop)
             if ids is None:
                 return None
             alone = self._memory_topic(part, response, ids[0], names, opening)
-            topic.semantic = distinct(topic.semantic + alone.semantic)
+            topic.semantic = distinct(topic.semantic + by_name(alone.semantic, named))
             topic.dropped += alone.dropped
             topic.placed += alone.placed
             topic.timed += alone.timed
@@ -779,8 +783,8 @@ class ReflexEngine:
                 source = 'template' if response else ''
             if speak and not response and self.cfgs.response.quote_questions and search \
                     and is_quote_question(seg.utterance):
-                response = extractive_answer(seg.utterance, said_by(seg.utterance, memories, robot=robot_names),
-                                             self.embedder.embed, robot_names)
+                theirs = last_turn(seg.utterance, said_by(seg.utterance, memories, robot=robot_names), robot_names)
+                response = extractive_answer(seg.utterance, theirs, self.embedder.embed, robot_names)
                 if response:
                     source = 'extractive'
                     notes.append('extractive: a question about what was said')
@@ -797,7 +801,8 @@ class ReflexEngine:
                     bool(unfounded_refusal(DONT_KNOW, seg.utterance, memories, robot_names, seg.speaker))
                 # the words of a quotation come from the memories (asked what someone said, from theirs): the check
                 # refuses any other
-                quotes = (said_by(seg.utterance, memories, robot=robot_names) if is_quote_question(seg.utterance)
+                quotes = (last_turn(seg.utterance, said_by(seg.utterance, memories, robot=robot_names), robot_names)
+                          if is_quote_question(seg.utterance)
                           else memories) if rc.grounding_check and rc.grounded_quotes else None
                 # and a thing it places is where a memory puts it ("in the attic" for the umbrella in the car)
                 places = memories if rc.grounding_check and rc.grounded_places else None
@@ -824,8 +829,8 @@ class ReflexEngine:
                             or one_source(text, seg.utterance, memories, robot_names, told), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
                     # told something, the robot confirms it (memory keeps it) rather than read out another memory
-                    quote = extractive_answer(seg.utterance, memories, self.embedder.embed, robot_names,
-                                              asker=seg.speaker) \
+                    quote = extractive_answer(seg.utterance, last_turn(seg.utterance, memories, robot_names),
+                                              self.embedder.embed, robot_names, asker=seg.speaker) \
                         if problem and not tells and not stream.chunks else ''
                     if problem and stream.chunks:   # its grounded first sentence is said already: it ends there
                         notes.append(f'reply cut to its first sentence: {problem}')
@@ -957,8 +962,10 @@ class ReflexEngine:
         names = P.face_names(profiles)
         if rc.focus_answering and seg is not None:
             robot = wake_words(self.cfgs.latent.wake_words)
+            # asked what someone said, with no topic: their newest words ("repeat what Tariq said")
+            last = last_words(seg.utterance, profiles + facts, robot)
             # the profiles name the faces the question may name
-            found = answering(seg.utterance, profiles + facts, robot)
+            found = last or answering(seg.utterance, profiles + facts, robot)
             found = of_asker(found, seg.utterance, seg.speaker, names)
             # not those a newer one supersedes (a thing moved, a meeting moved): the adapter picks among what it reads
             found = newest_telling(seg.utterance, found, profiles + facts, robot)
