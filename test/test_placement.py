@@ -73,6 +73,10 @@ def test_a_fact_with_part_of_the_place_gives_way_to_the_whole_place() -> None:
         ["<face_1>'s notebook is on top of the fridge."]
     # one that says more than the rule read stands
     assert with_placements(["Mateo's thermos is in the cabinet, behind the towels."], seg)[1] == []
+    # one that makes the place a thing owned gives way too
+    keys = _seg('I dropped my house keys in the bathroom cabinet.')
+    assert with_placements(['<face_1> has a house key in the bathroom cabinet.'], keys) == \
+        (["<face_1>'s house keys are in the bathroom cabinet."], ['<face_1> has a house key in the bathroom cabinet.'])
     reply = '{"semantic": ["Mateo\'s thermos is in the cabinet."], "visual": "<face_1> talking"}'
     topic = topic_from_reply(seg, '', reply, names={'<face_1>': 'Mateo'})
     assert topic.semantic == ["Mateo's thermos is in the bathroom cabinet."] and topic.placed == 1

@@ -987,6 +987,8 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert sleep.birthday_heard('Ana has a birthday on the 3rd of May.')
     # a time nobody said was a birthday
     assert not sleep.birthday_heard('<face_1> has a birthday in Thursday.', 'They set the budget review for Thursday.')
+    assert not sleep.birthday_heard("<face_3>'s birthday is on Friday.", 'Keep in mind: the school trip is on Friday.')
+    assert sleep.birthday_heard("Ana's birthday is in May.", 'My birthday is in May.')
     assert all(sleep.birthday_heard('Ana has a birthday in May.', said) for said in (
         'I celebrate my birthday in May.', 'I was born in May.', 'My party is in May every year.'))
     # the forms and people's names alone tell nothing; a naming fact tells the name

@@ -124,7 +124,8 @@ def with_placements(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str],
     A fact tells of a placement when it holds the thing's last word and a word of the place ("The keys are in the blue
     drawer." tells of "the keys in the drawer": the adapter's reading stands); "<face_1> has a laptop." says nothing
     of where it is. One that says only part of the place and nothing else ("Mateo's thermos is in the cabinet." for
-    "I dropped my thermos in the bathroom cabinet") is replaced by the rule's. Typed words are read like speech; "my"
+    "I dropped my thermos in the bathroom cabinet") is replaced by the rule's, and so is one that makes the place a
+    thing owned ("<face_1> has a house key in the bathroom cabinet."). Typed words are read like speech; "my"
     is the one who said or typed it when that is a face or voice id.
     """
     out, replaced = list(facts), []
@@ -132,7 +133,7 @@ def with_placements(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str],
         for p in placements(words, who if PERSON_ID.fullmatch(who or '') else ''):
             thing, where = stem(p.thing.split()[-1]), fact_stems(p.where)
             told = [f for f in out if thing in fact_stems(f) and fact_stems(f) & where]
-            if told and not all(_part_of(f, p) for f in told):
+            if told and not all(_part_of(f, p) or _HAS.search(f) for f in told):
                 continue
             # whose it is, when the words do not say and the fact it replaces does ("my notebook" said by nobody seen)
             owner = next((m.group(1) for m in map(_OWNER.match, told) if m), '')
@@ -142,6 +143,8 @@ def with_placements(facts: Sequence[str], seg: SegmentInput) -> tuple[list[str],
     return out, replaced
 
 
+#: a fact that says someone has a thing rather than where it is
+_HAS = re.compile(r"\s(?:has|have|had|owns)\s", re.I)
 #: the owner a stored placement opens with: "<face_1>'s notebook ...", "Mateo's thermos ..."
 _OWNER = re.compile(r"^(<(?:face|voice)_\d+>|[A-Z][a-z]+)'s ")
 

@@ -429,8 +429,8 @@ def allergy_heard(fact: str, words: str) -> bool:
     return not _ALLERGIC.match(fact.strip()) or bool(_ALLERGY_SAID.search(words or ''))
 
 
-#: a birthday fact ("Ana has a birthday in July."): when it is said to be
-_BIRTHDAY = re.compile(r"^.*?\s+has\s+(?:a\s+)?birthday\s+(?:in|on|at)\s+([^.]+)", re.I)
+#: a birthday fact ("Ana has a birthday in July.", "Ana's birthday is in July."): when it is said to be
+_BIRTHDAY = re.compile(r"^.*?(?:\s+has\s+(?:a\s+)?|'s\s+)birthday\s+(?:is\s+)?(?:in|on|at)\s+([^.]+)", re.I)
 #: words that can say when a birthday is, besides the calendar's names and numbers
 _WHEN = CALENDAR_WORDS | frozenset("""spring summer autumn fall winter christmas easter new year month week weekend
 first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth
@@ -447,8 +447,8 @@ def birthday_heard(fact: str, words: str | None = None) -> bool:
     """Whether a birthday fact says a time, not a place, and (given ``words``) a birthday was spoken of.
 
     "Joe has a birthday in the attic." (after "I bought my ticket in the attic.") puts the form over a place, and
-    "<face_1> has a birthday in Thursday." (after "they set the budget review for Thursday") over a time nobody said
-    was a birthday.
+    "<face_1> has a birthday in Thursday." (after "they set the budget review for Thursday") or "<face_3>'s birthday
+    is on Friday." (after "the school trip is on Friday") over a time nobody said was a birthday.
     """
     m = _BIRTHDAY.match(fact.strip())
     return not m or any(w in _WHEN or re.fullmatch(r"\d+(?:st|nd|rd|th)?", w)
