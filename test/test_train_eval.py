@@ -91,6 +91,13 @@ def test_memory_pass_scores() -> None:
     assert m['fact_recall'] == 1.0 and m['fact_precision'] == pytest.approx(2 / 4)
     # Joe right, the nurse fact names Ana instead of <face_2>, the device's words stored about Mei
     assert m['speaker_correct'] == pytest.approx(1 / 3) and m['unseen_as_person'] == 1
+    # the naming fact is judged by itself, not by another fact that holds the name as a keyword too
+    named = [{'text': '<face_1> is called Tariq.', 'subject': '<face_1>', 'keywords': ['tariq']}]
+    intro = A.SegmentRun(_rec(facts=named, face_ids=['<face_1>']), False,
+                         topic=_topic(['Tariq is allergic to gluten.', '<face_1> is called Tariq.']))
+    assert A.memory_pass_metrics([intro])['speaker_correct'] == 1.0
+    intro.topic.semantic = ['Tariq is allergic to gluten.', 'Tariq is called Tariq.']
+    assert A.memory_pass_metrics([intro])['speaker_correct'] == 0.0
     assert A.norm("Joe's Car-Keys!") == 'joe s car keys' and A.matches('the blue drawer', ['blue drawer'])
     assert not A.matches('bluer drawers', ['blue drawer']) and not A.matches('anything', [])
     assert A.matches('Sofia enjoys painting watercolours.', ['watercolour']) and A.has('two boxes', 'box')

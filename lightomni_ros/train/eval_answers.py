@@ -121,13 +121,15 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
         people = [*r.record['face_ids'], *(names.get(f, '') for f in r.record['face_ids'])]
         for g in gold:
             gold_n += 1
-            hit = next((p for p in pred if matches(p, g['keywords'])), None)
-            if hit is None:
+            hits = [p for p in pred if matches(p, g['keywords'])]
+            if not hits:
                 continue
             recalled += 1
             if g.get('subject'):
+                # any stored fact that tells it of its subject: "<face_1> is called Tariq." is not judged by "Tariq
+                # is allergic to gluten.", stored beside it, which holds the keyword "tariq" too
                 speaker_n += 1
-                speaker_ok += has(hit, g['subject'])
+                speaker_ok += any(has(p, g['subject']) for p in hits)
         for p in pred:
             pred_n += 1
             precise += any(matches(p, g['keywords']) for g in gold)
