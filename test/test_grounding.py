@@ -255,3 +255,21 @@ def test_a_quotation_is_held_to_what_the_memories_say_as_it_is_decoded(text: str
                                                     'the drawer.'),
                            MemoryItem('episodic:1', '[09:00] saw nobody in view; heard "Ask not!"')])
     assert test(text) is within
+
+
+def test_a_known_name_written_a_letter_off_is_refused() -> None:
+    """"Ollek likes to drink peppermint tea." was said from Olek's words about Pablo: no check read "Ollek" as Olek."""
+    from lightomni_ros.core.reflex.spelling import edits, misspelled_name
+
+    mems = [MemoryItem('profile:<face_4>', '<face_4> is Olek'), MemoryItem('profile:<face_1>', '<face_1> is Theo'),
+            MemoryItem('recent:1', '<face_4> said: Pablo always orders peppermint tea.')]
+    asked = 'Okay robot, what would Olek want to drink?'
+    assert misspelled_name('Ollek likes to drink peppermint tea.', mems, asked) == \
+        'reply writes "Ollek" for the name Olek'
+    # the name as memory spells it, a word memory or the question holds, and words of no content are no misspelling
+    assert misspelled_name('Olek likes to drink peppermint tea.', mems, asked) == ''
+    assert misspelled_name('Pablo always orders peppermint tea.', mems, asked) == ''
+    assert misspelled_name('They like tea.', mems, asked) == ''
+    # nobody known by name: nothing to misspell
+    assert misspelled_name('Ollek likes tea.', mems[2:], asked) == ''
+    assert (edits('ollek', 'olek'), edits('kitten', 'sitting'), edits('', 'abc')) == (1, 3, 3)

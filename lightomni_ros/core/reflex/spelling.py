@@ -1,0 +1,56 @@
+# Copyright 2026 lightomni_ros contributors
+# SPDX-License-Identifier: Apache-2.0
+"""A reply's spelling of the names memory knows.
+
+A small model copies a rare name a letter off ("Ollek likes to drink peppermint tea." for Olek, "Merkak" for Merak).
+The checks that read whom a claim is about look for the name as it is written, so such a claim passes as nobody's:
+"Ollek likes to drink peppermint tea." was said from Olek's "Pablo always orders peppermint tea.", a claim about Pablo.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from .grounding import content_words
+from .prompts import face_names
+from .types import MemoryItem
+
+#: a capitalised word: where a name is written
+_CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def edits(a: str, b: str) -> int:
+    """Levenshtein distance: the fewest letters inserted, deleted or replaced to turn ``a`` into ``b``."""
+    row = list(range(len(b) + 1))
+    for i, ca in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, cb in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (ca != cb))
+    return row[-1]
+
+
+def misspelled_name(reply: str, memories: Sequence[MemoryItem], question: str = '') -> str:
+    """Why a reply should not be said: it writes a name the profiles give as another word close to it ('' if not).
+
+    A word counts when it is capitalised, carries content, appears in no memory and not in the question, and is a
+    known name with a letter or two changed (one per four letters of the name, at least one).
+    """
+    names = {n for n in face_names(memories).values() if n}
+    if not names:
+        return ''
+    known = {w.lower() for m in memories for w in _WORD.findall(m.text)} | \
+        {w.lower() for w in _WORD.findall(question)}
+    carries = content_words(reply)
+    for word in _CAPITALISED.findall(reply):
+        low = word.lower()
+        if low in known or low not in carries:
+            continue
+        for name in sorted(names):
+            if name.lower() != low and edits(low, name.lower()) <= max(1, len(name) // 4):
+                return f'reply writes "{word}" for the name {name}'
+    return ''
+
+
+__all__ = ['edits', 'misspelled_name']
