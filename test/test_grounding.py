@@ -273,3 +273,20 @@ def test_a_known_name_written_a_letter_off_is_refused() -> None:
     # nobody known by name: nothing to misspell
     assert misspelled_name('Ollek likes tea.', mems[2:], asked) == ''
     assert (edits('ollek', 'olek'), edits('kitten', 'sitting'), edits('', 'abc')) == (1, 3, 3)
+
+
+def test_a_claim_about_someone_by_a_name_no_memory_holds_is_refused() -> None:
+    """"Olivia likes to drink peppermint tea." to "what would Olek want to drink?": Olivia is nobody memory knows."""
+    from lightomni_ros.core.reflex.spelling import unknown_person
+
+    mems = [MemoryItem('profile:<face_4>', '<face_4> is Olek'),
+            MemoryItem('recent:1', '<face_4> said: Pablo always orders peppermint tea.'),
+            MemoryItem('semantic:2', 'Lunch is at five.')]
+    asked = 'Okay robot, what would Olek want to drink?'
+    assert unknown_person('Olivia likes to drink peppermint tea.', mems, asked) == \
+        'reply tells of "Olivia", a name no memory holds'
+    assert unknown_person("Sure. Olivia's umbrella is in the car.", mems, asked)
+    for fine in ('Olek likes to drink peppermint tea.', 'Pablo always orders peppermint tea.', 'Lunch is at five.',
+                 'She is in the kitchen.', 'Monday is the day.', 'Okay, I will remember that.', 'Nothing is planned.',
+                 'Your thermos is in the coat pocket.'):
+        assert unknown_person(fine, mems, asked) == '', fine

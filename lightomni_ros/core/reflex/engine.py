@@ -52,7 +52,7 @@ from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, alone_voices, better_reading, by_name, distinct, fallback_topic, find_remembered,
                     find_reminders, introductions, memory_opening, one_sentence, parse_json_object, reread,
                     topic_from_reply, untold)
-from .spelling import misspelled_name
+from .spelling import misspelled_name, unknown_person
 from .streaming import ChunkSink, ReplyStream
 from .types import (Decision, MemoryItem, PrefixWarmup, ReflexOutput, ResponsePrompt, Retrieved, SegmentInput,
                     StateNode)
@@ -757,11 +757,12 @@ class ReflexEngine:
             told: list[MemoryItem] | None = None     # the memories that answer, read once per question
 
             def check(text: str) -> str:
-                # a claim must come from the memories (of the person asked about, when the question names one, whose
-                # name it spells as memory does), one of which answers, and tell of what was asked; a refusal must
-                # not be said over a memory that answers
+                # a claim must come from the memories (of the person asked about, when the question names one, by a
+                # name memory holds, spelled as memory does), one of which answers, and tell of what was asked; a
+                # refusal must not be said over a memory that answers
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap, asked) or \
                     misspelled_name(text, memories, seg.utterance) or \
+                    unknown_person(text, memories, seg.utterance) or \
                     unanswered_claim(text, seg.utterance, memories, robot_names, asked, told) or \
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     off_topic(text, seg.utterance, memories, robot_names) or \

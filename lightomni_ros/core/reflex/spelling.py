@@ -1,10 +1,11 @@
 # Copyright 2026 lightomni_ros contributors
 # SPDX-License-Identifier: Apache-2.0
-"""A reply's spelling of the names memory knows.
+"""The names a reply writes: those memory knows, spelled as memory spells them.
 
-A small model copies a rare name a letter off ("Ollek likes to drink peppermint tea." for Olek, "Merkak" for Merak).
-The checks that read whom a claim is about look for the name as it is written, so such a claim passes as nobody's:
-"Ollek likes to drink peppermint tea." was said from Olek's "Pablo always orders peppermint tea.", a claim about Pablo.
+A small model copies a rare name a letter off ("Ollek likes to drink peppermint tea." for Olek, "Merkak" for Merak),
+or makes one up ("Olivia likes to drink peppermint tea."). The checks that read whom a claim is about look for the
+names memory knows as they are written, so such a claim passes as nobody's: both were said from Olek's "Pablo always
+orders peppermint tea.", a claim about Pablo, to "what would Olek want to drink?".
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+from ..text import may_be_name
 from .grounding import content_words
 from .prompts import face_names
 from .types import MemoryItem
@@ -19,6 +21,12 @@ from .types import MemoryItem
 #: a capitalised word: where a name is written
 _CAPITALISED = re.compile(r"\b[A-Z][a-z]{2,}\b")
 _WORD = re.compile(r"[A-Za-z]+")
+#: words that open such a sentence and name nobody
+_NOBODY = frozenset('which nothing everything something anything tonight tomorrow yesterday today'.split())
+#: a sentence that tells of a person by name: "Olivia likes to drink tea.", "Olivia's umbrella is in the car."
+_PERSON_CLAIM = re.compile(r"(?:^|[.!?;]\s+)([A-Z][a-z]{2,})(?:'s\s+\w+)?\s+(?:likes|loves|enjoys|has|is|was|plays|"
+                           r"works|lives|comes|thinks|always|usually|often|said|says|wants|orders|trains|keeps|put|"
+                           r"left|went)\b")
 
 
 def edits(a: str, b: str) -> int:
@@ -53,4 +61,20 @@ def misspelled_name(reply: str, memories: Sequence[MemoryItem], question: str = 
     return ''
 
 
-__all__ = ['edits', 'misspelled_name']
+def unknown_person(reply: str, memories: Sequence[MemoryItem], question: str = '') -> str:
+    """Why a reply should not be said: it tells of someone by a name no memory and not the question holds ('' if not).
+
+    Its sentences are read for a name that a claim about a person opens with ("Olivia likes to drink ...",
+    "Olivia's umbrella is ..."); a word memory or the question holds, a word of no content ("She", "Their"), a day
+    or month, or a word that opens sentences is no such name (:func:`~lightomni_ros.core.text.may_be_name`).
+    """
+    known = {w.lower() for m in memories for w in _WORD.findall(m.text)} | \
+        {w.lower() for w in _WORD.findall(question)}
+    carries = content_words(reply)
+    for word in _PERSON_CLAIM.findall(reply):
+        if word.lower() not in known | _NOBODY and word.lower() in carries and may_be_name(word):
+            return f'reply tells of "{word}", a name no memory holds'
+    return ''
+
+
+__all__ = ['edits', 'misspelled_name', 'unknown_person']
