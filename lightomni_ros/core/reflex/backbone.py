@@ -273,6 +273,41 @@ class TextBackbone(_Base):
                 'dtype': str(self.dtype).replace('torch.', '')}
 
 
+class Int8Weights:
+    """int8 copies of a model's plain linear layers, swapped in for some passes and out for others (CPU only).
+
+    Dynamic quantization: int8 weights with one scale per output channel (the weights come from a 4-bit GGUF whose
+    blocks are on a coarse grid already), activations quantized as they come. LoRA layers (``lora_*``) stay float:
+    they are the small trained part, and peft reads their weights' dtype. Made after the adapters are attached, so
+    peft wraps the float layers it knows and calls either kind as its base layer. The float layers are kept for the
+    passes whose outputs were trained on float hidden states (the reflex heads).
+    """
+
+    def __init__(self, model: torch.nn.Module) -> None:
+        from torch.ao.nn.quantized.dynamic import Linear as QLinear
+        from torch.ao.quantization import per_channel_dynamic_qconfig
+
+        self.slots: list[tuple[torch.nn.Module, str, torch.nn.Module, torch.nn.Module]] = []
+        for name, m in list(model.named_modules()):
+            if type(m) is not torch.nn.Linear or 'lora_' in name:
+                continue
+            parent, _, attr = name.rpartition('.')
+            m.qconfig = per_channel_dynamic_qconfig
+            self.slots.append((model.get_submodule(parent), attr, m, QLinear.from_float(m)))
+            del m.qconfig
+        self.on = False
+
+    def use(self, on: bool) -> None:
+        """Put the int8 layers (``on``) or the float ones in the model."""
+        if on != self.on:
+            for parent, attr, dense, quantized in self.slots:
+                setattr(parent, attr, quantized if on else dense)
+            self.on = on
+
+    def __len__(self) -> int:
+        return len(self.slots)
+
+
 def _convert_gguf(gguf: pathlib.Path) -> pathlib.Path:
     """Dequantise a GGUF once into a safetensors folder under cache_dir() (later loads take a fraction of a second)."""
     from transformers import AutoModelForCausalLM, AutoTokenizer

@@ -33,7 +33,7 @@ from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
 from .addressing import AddressGate, calls_other, wake_words
-from .backbone import Backbone, Part, assemble, cache_kwargs, load_backbone
+from .backbone import Backbone, Int8Weights, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
@@ -127,6 +127,9 @@ class ReflexEngine:
         if self.backbone.kind == 'omni':
             self.backbone.set_frame_size(cfgs.pruning.frame_size)
         self.adapters = AdapterSet(self.backbone, cfgs.adapters, resolver.models_dir)
+        self.quantized = ''
+        if cfgs.backbone.quantize == 'int8':
+            self._quantize()
         self.embedder = embedder or text_embedder(cfgs.embedding, cfgs.models_dir, set_threads=False)
         lat = cfgs.latent
         self.heads = LatentHeads(self.backbone.hidden_size, self.embedder.dim, lat.soft_prompts,
@@ -980,11 +983,22 @@ class ReflexEngine:
         told = ' '.join(m.text for m in facts)
         return [m for m in profiles if _names_for(m.ref[len('profile:'):], names, told, seg)] + facts
 
+    def _quantize(self) -> None:
+        """int8 copies of the backbone's linear layers on a CPU (``backbone.quantize``), for the response pass."""
+        bb = self.backbone
+        if bb.device.type != 'cpu':
+            log.warning('backbone.quantize int8 applies on a CPU only: %s keeps %s', bb.device, bb.dtype)
+            return
+        self.adapters.weights = weights = Int8Weights(bb.model)
+        self.quantized = f'int8 ({len(weights)} linear layers; the reflex and memory passes in {bb.dtype})'.replace(
+            'torch.', '')
+        log.info('backbone %s: %d linear layers in int8 for the response pass', bb.name, len(weights))
+
     def describe(self) -> dict[str, Any]:
         """Diagnostics view of the engine."""
         return {'backbone': self.backbone.describe(), 'adapters': self.adapters.describe(),
                 'heads': self.heads.source, 'heads_trained': self.heads.trained, 'backend': self.backend,
-                'embedder': self.embedder.name, 'sg_version': self.sg_version}
+                'embedder': self.embedder.name, 'sg_version': self.sg_version, 'quantized': self.quantized}
 
 
 __all__ = ['ReflexEngine', 'EngineConfigs', 'Retrieved', 'fallback_topic']
