@@ -582,7 +582,7 @@ def test_words_that_ask_nothing_get_the_confirmation_they_ask_for() -> None:
 
 
 def test_asked_for_someones_last_words_their_newest_turn_answers() -> None:
-    """"Could you repeat what Tariq said?" quoted his words of three minutes before (as close to it as the newest)."""
+    """Asked "could you repeat what Tariq said?", the robot quoted his words of three minutes before."""
     from lightomni_ros.core.reflex.answering import last_turn, last_words
 
     unseen = 'an unseen speaker (radio, TV, phone or out of sight)'
@@ -613,7 +613,7 @@ def test_asked_for_someones_last_words_their_newest_turn_answers() -> None:
 
 
 def test_a_thing_among_the_frame_labels_does_not_supersede_where_it_was_put() -> None:
-    """"Where is the laptop?" was answered "in the bedroom" from a later episode that saw a laptop and a bedroom."""
+    """Asked "where is the laptop?", the robot said "in the bedroom" from a later episode that saw both."""
     from types import SimpleNamespace
 
     from lightomni_ros.core.reflex.answering import newest_telling

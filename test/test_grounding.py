@@ -258,7 +258,7 @@ def test_a_quotation_is_held_to_what_the_memories_say_as_it_is_decoded(text: str
 
 
 def test_a_known_name_written_a_letter_off_is_refused() -> None:
-    """"Ollek likes to drink peppermint tea." was said from Olek's words about Pablo: no check read "Ollek" as Olek."""
+    """The robot said "Ollek likes to drink peppermint tea." from Olek's words about Pablo: no check read Olek."""
     from lightomni_ros.core.reflex.spelling import edits, misspelled_name
 
     mems = [MemoryItem('profile:<face_4>', '<face_4> is Olek'), MemoryItem('profile:<face_1>', '<face_1> is Theo'),
@@ -276,7 +276,7 @@ def test_a_known_name_written_a_letter_off_is_refused() -> None:
 
 
 def test_a_claim_about_someone_by_a_name_no_memory_holds_is_refused() -> None:
-    """"Olivia likes to drink peppermint tea." to "what would Olek want to drink?": Olivia is nobody memory knows."""
+    """The robot said "Olivia likes to drink peppermint tea." to "what would Olek want to drink?"."""
     from lightomni_ros.core.reflex.spelling import unknown_person
 
     mems = [MemoryItem('profile:<face_4>', '<face_4> is Olek'),
