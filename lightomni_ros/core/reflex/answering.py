@@ -624,6 +624,14 @@ def last_turn(question: str, memories: Sequence[MemoryItem], ignore: Sequence[st
     return list(memories) if last is None else [m for m in memories if m.ref.startswith('profile:')] + last
 
 
+def words_of_asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> list[MemoryItem]:
+    """What a quote question's answer may quote: the words of the one asked about, only their newest when no topic.
+
+    ``said_by``, then :func:`last_turn`.
+    """
+    return last_turn(question, said_by(question, memories, robot=ignore), ignore)
+
+
 def _seconds(at: str) -> float:
     """A time as memory writes it ('2026-07-14 09:09:44') in seconds; undated (the newest) as the latest time."""
     try:
@@ -677,4 +685,4 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
 
 __all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'leaves_out',
            'last_turn', 'last_words', 'misattributed', 'newest_telling', 'of_asker', 'of_others', 'off_topic',
-           'one_source', 'people_asked', 'unfounded_refusal', 'unquoted']
+           'one_source', 'people_asked', 'unfounded_refusal', 'unquoted', 'words_of_asked']

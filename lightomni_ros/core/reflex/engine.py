@@ -39,10 +39,10 @@ from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, L
                      ResponseConfig)
 from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extractive_answer, false_reminder, last_turn,
                         last_words, leaves_out, of_asker, misattributed, newest_telling, of_others, off_topic,
-                        one_source, unanswered_claim, unfounded_refusal, unquoted)
+                        one_source, unanswered_claim, unfounded_refusal, unquoted, words_of_asked)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, opens_refusal, promises_to_keep, prose_problem, quoting_within, reply_problem,
-                        said_by, unsupported)
+                        unsupported)
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .placement import misplaced, placing_within
@@ -790,8 +790,8 @@ class ReflexEngine:
                 source = 'template' if response else ''
             if speak and not response and self.cfgs.response.quote_questions and search \
                     and is_quote_question(seg.utterance):
-                theirs = last_turn(seg.utterance, said_by(seg.utterance, memories, robot=robot_names), robot_names)
-                response = extractive_answer(seg.utterance, theirs, self.embedder.embed, robot_names)
+                response = extractive_answer(seg.utterance, words_of_asked(seg.utterance, memories, robot_names),
+                                             self.embedder.embed, robot_names)
                 if response:
                     source = 'extractive'
                     notes.append('extractive: a question about what was said')
@@ -808,8 +808,7 @@ class ReflexEngine:
                     bool(unfounded_refusal(DONT_KNOW, seg.utterance, memories, robot_names, seg.speaker))
                 # the words of a quotation come from the memories (asked what someone said, from theirs): the check
                 # refuses any other
-                quotes = (last_turn(seg.utterance, said_by(seg.utterance, memories, robot=robot_names), robot_names)
-                          if is_quote_question(seg.utterance)
+                quotes = (words_of_asked(seg.utterance, memories, robot_names) if is_quote_question(seg.utterance)
                           else memories) if rc.grounding_check and rc.grounded_quotes else None
                 # and a thing it places is where a memory puts it ("in the attic" for the umbrella in the car)
                 places = memories if rc.grounding_check and rc.grounded_places else None

@@ -39,6 +39,11 @@ def edits(a: str, b: str) -> int:
     return row[-1]
 
 
+def _known(memories: Sequence[MemoryItem], question: str) -> set[str]:
+    """The words, lower case, that the memories and the question hold."""
+    return {w.lower() for text in [question, *(m.text for m in memories)] for w in _WORD.findall(text)}
+
+
 def misspelled_name(reply: str, memories: Sequence[MemoryItem], question: str = '') -> str:
     """Why a reply should not be said: it writes a name the profiles give as another word close to it ('' if not).
 
@@ -48,8 +53,7 @@ def misspelled_name(reply: str, memories: Sequence[MemoryItem], question: str = 
     names = {n for n in face_names(memories).values() if n}
     if not names:
         return ''
-    known = {w.lower() for m in memories for w in _WORD.findall(m.text)} | \
-        {w.lower() for w in _WORD.findall(question)}
+    known = _known(memories, question)
     carries = content_words(reply)
     for word in _CAPITALISED.findall(reply):
         low = word.lower()
@@ -68,8 +72,7 @@ def unknown_person(reply: str, memories: Sequence[MemoryItem], question: str = '
     "Olivia's umbrella is ..."); a word memory or the question holds, a word of no content ("She", "Their"), a day
     or month, or a word that opens sentences is no such name (:func:`~lightomni_ros.core.text.may_be_name`).
     """
-    known = {w.lower() for m in memories for w in _WORD.findall(m.text)} | \
-        {w.lower() for w in _WORD.findall(question)}
+    known = _known(memories, question)
     carries = content_words(reply)
     for word in _PERSON_CLAIM.findall(reply):
         if word.lower() not in known | _NOBODY and word.lower() in carries and may_be_name(word):
