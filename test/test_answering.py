@@ -638,3 +638,17 @@ def test_a_thing_among_the_frame_labels_does_not_supersede_where_it_was_put() ->
     engine = SimpleNamespace(cfgs=SimpleNamespace(response=ResponseConfig(), latent=LatentConfig()))
     seg = SegmentInput(segment_id=1, start=0.0, end=1.0, transcript='Okay robot, could you repeat what Tariq said?')
     assert [m.ref for m in ReflexEngine.response_memories(engine, mems, seg)] == ['profile:<face_1>', 'recent:3']
+
+
+def test_asked_where_someone_put_a_thing_only_what_tells_of_that_thing_answers(embed) -> None:
+    mems = [MemoryItem('profile:<face_0>', '<face_0> is Merak'),
+            MemoryItem('recent:11', '<face_0> said: I put my umbrella in the car.', said='2026-03-02 09:00:50'),
+            MemoryItem('recent:13', '<face_0> said: I put my charger in the attic.', said='2026-03-02 09:01:04')]
+    # the newer words put another thing somewhere: they neither answer nor supersede where the umbrella went
+    reply = extractive_answer('Robot, where did Merak put the umbrella?', mems, embed, ROBOT)
+    assert 'car' in reply and 'attic' not in reply, reply
+    assert [m.ref for m in answering('Robot, where did Merak put the umbrella?', mems, ROBOT)] == ['recent:11']
+    # nothing of the book was heard: no quote of another thing stands in for an answer
+    assert extractive_answer('Robot, where did Merak put the book?', mems, embed, ROBOT) == ''
+    # asked what was put somewhere, the verb is still part of what is asked about
+    assert 'recent:13' in [m.ref for m in answering('Robot, what did Merak put in the attic?', mems, ROBOT)]

@@ -269,6 +269,11 @@ def test_a_voice_seen_talking_links_to_the_face_and_keeps_its_id(encoder, voices
     seg = SegmentData(9, 900.0, 910.0, 0, speech_start=900.0, speech_end=909.6)
     hearing.hear(seg, lj)
     assert seg.turns[0].face_id == '<face_4>' and seg.turns[0].voice_id == linked[0].voice_id
+    # the same voice (or one that sounds like it) while another face alone is in view: the face seen speaks
+    seg = SegmentData(10, 1000.0, 1010.0, 0, speech_start=1000.0, speech_end=1009.6,
+                      faces=[FaceSeen('<face_7>', 2, (0, 0, 1, 1), 0.9, 0.1, 1001.0)])
+    hearing.hear(seg, lj)
+    assert seg.turns[0].face_id == '<face_7>' and seg.turns[0].voice_id == linked[0].voice_id
     assert reg.forget_face('<face_4>') == [linked[0].voice_id] and not reg.voices
 
 

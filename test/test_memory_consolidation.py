@@ -322,3 +322,33 @@ def test_name_learned_from_an_introduction_at_once(tmp_path, embedder):
     c.process_all()
     assert {p.face_id: p.name for p in c.profiles(['<face_5>', '<face_6>'])} == {'<face_5>': '', '<face_6>': 'Mateo'}
     c.close()
+
+
+def test_a_query_with_words_and_a_vector_also_finds_by_the_words(tmp_path, embedder):
+    c = make(tmp_path, embedder)
+    facts = ["Merak's umbrella is in the car.", 'The bus leaves at noon.', 'Ana plays tennis on Sundays.',
+             'The wifi password is banana.', 'Joe works as a teacher.']
+    c.enqueue(topic(1, semantic=facts))
+    assert c.process_all() == 1
+    # a vector far from the fact asked about (a fused query the projection misplaced) ranks other entries first
+    far = embedder.embed(['tennis on Sundays and the wifi password'])[0]
+    words = 'Robot, where did Merak put the umbrella?'
+    both = c.query(vector=far, text=words, k_semantic=2).semantic
+    assert "Merak's umbrella is in the car." in [e.content for e, _ in both]
+    c.cfg.consolidation.text_search = False
+    alone = c.query(vector=far, text=words, k_semantic=2).semantic
+    assert "Merak's umbrella is in the car." not in [e.content for e, _ in alone]
+    c.close()
+
+
+def test_rankings_are_merged_by_reciprocal_rank():
+    from lightomni_ros.core.consolidation.runtime import rank_merged
+    from lightomni_ros.core.memory.store import SemanticEntry
+
+    a, b, c_, d = (SemanticEntry(id=i, content=t, start=0.0, end=1.0) for i, t in enumerate('abcd', 1))
+    fused = [(a, 0.30), (b, 0.28), (c_, 0.20)]
+    words = [(d, 0.72), (c_, 0.60), (a, 0.10)]
+    merged = rank_merged([fused, words], 3)
+    # a and c are in both rankings; each keeps the score the first ranking gave it
+    assert [e.content for e, _ in merged] == ['a', 'c', 'd'] and merged[0][1] == 0.30 and merged[1][1] == 0.20
+    assert rank_merged([fused], 2) == fused[:2]

@@ -897,6 +897,17 @@ def test_remember_that_items_are_stored_in_the_third_person_once_and_questions_p
     assert t.semantic == ['<face_3> is called Kwame.', 'Kwame has a birthday in May.'] and t.remembered == []
 
 
+def test_a_name_only_seen_as_a_frame_label_is_given_to_nobody():
+    seg = SegmentInput(segment_id=16, start=0, end=3, face_ids=['<face_6>'], transcript='I put my book on the shelf.',
+                       visual_tags=['loupe'])
+    kept, dropped = sleep.heard_facts(['<face_6> is called Loupe.', "<face_6>'s book is on the shelf."], seg,
+                                      {'<face_6>': 'Joe'})
+    assert kept == ["<face_6>'s book is on the shelf."] and dropped == ['<face_6> is called Loupe.']
+    said = SegmentInput(segment_id=17, start=0, end=3, face_ids=['<face_6>'], transcript="Hi, I'm Loupe.",
+                        visual_tags=['loupe'])
+    assert sleep.heard_facts(['<face_6> is called Loupe.'], said)[0] == ['<face_6> is called Loupe.']
+
+
 def test_facts_nothing_in_the_segment_said_are_not_stored():
     seg = SegmentInput(segment_id=2, start=0, end=10, transcript='Bob, I spend my free time birdwatching.',
                        face_ids=['<face_1>'], visual_tags=['garden'])

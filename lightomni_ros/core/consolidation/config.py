@@ -21,6 +21,10 @@ class ConsolidationConfig:
                             max=1000)
     k_episodic: int = param(4, 'Episodic entries returned by QueryMemory when the request asks for 0.', min=1,
                             max=1000)
+    text_search: bool = param(True, 'A query that carries its words as well as a vector (the reflex node\'s fused '
+                                    'query) also searches with the words\' own embedding, and the two rankings are '
+                                    'merged (reciprocal rank): a fact the fused query ranks below months of other '
+                                    'entries is still found by its words. Off: the vector alone.')
     summarize_service: str = param('summarize', 'Summarize service of the model owner (the reflex node); the '
                                                 'extractive summarizer is used while it is unreachable.')
     summarize_timeout_s: float = param(20.0, 'Time-out of one Summarize call before falling back to the extractive '

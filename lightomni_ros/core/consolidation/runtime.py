@@ -47,6 +47,9 @@ from .reminders import ReminderBook
 from .retention import Retention, RetentionResult
 from .summarizer import Summarizer
 
+#: a retrieved entry of either kind
+Entry = SemanticEntry | EpisodicEntry
+
 
 @dataclass
 class ConsolidationConfigs:
@@ -237,8 +240,7 @@ class ConsolidationRuntime:
             if not np.all(np.isfinite(q)) or not np.any(q):
                 raise RequestError('query_vector must be finite and non-zero')
         elif text.strip():
-            with self.timer.stage('embed'):
-                q = m.embedder.embed([text], query=True)[0]
+            q = self._embed_query(text)
         elif not face_ids:
             raise RequestError('give a query_vector, a query_text or face_ids')
         else:
@@ -248,11 +250,14 @@ class ConsolidationRuntime:
         with m.lock:
             if q is not None:
                 who = vox.speakers(m.store)
-                sem = m.entries.search(KIND_SEMANTIC, q, ks, sem_filter)
+                # the words' own embedding beside a fused vector (``text_search``)
+                qs = [q] + ([self._embed_query(text)] if vector is not None and len(vector) and text.strip()
+                            and self.cfg.consolidation.text_search else [])
+                sem = rank_merged([m.entries.search(KIND_SEMANTIC, v, ks, sem_filter) for v in qs], ks)
                 if chronological and (epi_filter.start is not None or epi_filter.end is not None):
                     epi = m.entries.in_order(KIND_EPISODIC, ke, epi_filter)
                 else:
-                    epi = m.entries.search(KIND_EPISODIC, q, ke, epi_filter)
+                    epi = rank_merged([m.entries.search(KIND_EPISODIC, v, ke, epi_filter) for v in qs], ke)
                 out.semantic = [(_resolved(e, who), s) for e, s in sem]
                 out.episodic = [(_resolved(e, who), s) for e, s in epi]
             # the people in view, and those the returned entries mention (so answers can name them)
@@ -264,6 +269,10 @@ class ConsolidationRuntime:
         out.latency_ms = (time.perf_counter() - t0) * 1000.0
         self.timer.add('query', out.latency_ms)
         return out
+
+    def _embed_query(self, text: str) -> np.ndarray:
+        with self.timer.stage('embed'):
+            return self.memory.embedder.embed([text], query=True)[0]
 
     def remember(self, content: str, face_ids: Sequence[str] = (), start: float = 0.0, end: float = 0.0) -> int:
         """Store a pinned fact ("Remember that ..."); return its id."""
@@ -438,6 +447,27 @@ def _embedding(values: Sequence[float] | None, what: str) -> np.ndarray | None:
     if emb is not None and not np.all(np.isfinite(emb)):
         raise RequestError(f'{what} embedding is not finite')
     return emb
+
+
+def rank_merged(rankings: Sequence[Sequence[tuple[Entry, float]]], k: int,
+                rrf_k: float = 60.0) -> list[tuple[Entry, float]]:
+    """The ``k`` best of several rankings of the same entries, merged by reciprocal rank.
+
+    Each entry scores the sum of 1 / (``rrf_k`` + rank) over the rankings that hold it (Cormack et al. 2009), so
+    cosines of different query vectors, which live on different scales, are never compared. An entry keeps the
+    cosine of the first ranking that holds it; one ranking comes back as it is.
+    """
+    if len(rankings) == 1:
+        return list(rankings[0])[:k]
+    fused: dict[tuple[type, int], float] = {}
+    first: dict[tuple[type, int], tuple[Entry, float]] = {}
+    for ranking in rankings:
+        for rank, (e, score) in enumerate(ranking):
+            key = (type(e), e.id)
+            fused[key] = fused.get(key, 0.0) + 1.0 / (rrf_k + rank + 1)
+            first.setdefault(key, (e, score))
+    order = sorted(fused, key=lambda key: -fused[key])
+    return [first[key] for key in order[:k]]
 
 
 def _resolved(e: SemanticEntry | EpisodicEntry, who: dict[str, str]) -> SemanticEntry | EpisodicEntry:

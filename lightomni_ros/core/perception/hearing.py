@@ -3,9 +3,9 @@
 """Hearing one speech span: its transcript (ASR) and its speaker turns (voices), written into the segment.
 
 Turns come from :class:`~lightomni_ros.core.perception.voices.TurnTracker`; each word goes to the turn holding its
-middle. A turn's face is the face its voice is linked to, else the one face seen while it spoke (a sighting since
-the turn began, as the reflex side's ``speaking_face`` rule); such a sighting also counts towards linking the voice to
-that face. Counters of what was dropped come back for diagnostics.
+middle. A turn's face is the one face seen while it spoke (a sighting since the turn began, as the reflex side's
+``speaking_face`` rule), else the face its voice is linked to (heard with nobody in view, or several); such a
+sighting also counts towards linking the voice to that face. Counters of what was dropped come back for diagnostics.
 """
 
 from __future__ import annotations
@@ -80,8 +80,10 @@ class Hearing:
                 if ev is not None:
                     events.append(ev)
             voice = reg.get(t.voice_id) if t.voice_id else None
+            # the face seen while the turn was spoken before the face the voice was linked to: voices that sound
+            # alike share an id, and the link then names whoever spoke first
             out.append(SpeakerTurn(start=offset + t.start, end=offset + t.end, voice_id=t.voice_id,
-                                   face_id=(voice.face_id if voice is not None and voice.face_id else face),
+                                   face_id=face or (voice.face_id if voice is not None else ''),
                                    text=words_text(mine)))
         return out
 

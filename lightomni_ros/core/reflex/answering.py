@@ -203,6 +203,18 @@ def _asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str],
     return people, skip, topic
 
 
+def _thing(question: str, topic: dict[str, str]) -> dict[str, str]:
+    """What a question asks about that a memory must tell of to answer it (``topic`` as :func:`_asked` reads it).
+
+    Asked where, a verb of putting is how the thing got there, not the thing: "where did Merak put the umbrella?"
+    is not answered by "I put my charger in the attic", nor is where the umbrella went superseded by it. A reply
+    may still say the verb for the thing ("Merak put it in the car.": :func:`off_topic` reads the whole topic).
+    """
+    if _asking_word(question) != 'where':
+        return topic
+    return {s: w for s, w in topic.items() if w not in _PLACING} or topic
+
+
 #: "born" asks for a place after "where" ("where was Ana born?" -> "Ana comes from Porto.") and for a month or a
 #: birthday after "when" ("when was Bo born?" -> "Bo has a birthday in May.")
 _BORN = {'where': ('come', 'raised', 'grew'), 'when': ('birthday',)}
@@ -269,6 +281,7 @@ def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[s
                quote: bool) -> list[MemoryItem]:
     names = face_names(memories)
     people, skip, topic = _asked(question, memories, ignore, asks_about)
+    topic = _thing(question, topic)
     asked = content_words(question)
     beside = _stems(asked) | _stems(_FRAME) | _stems(skip) | _stems({n.lower() for n in names.values()})
     out, asked_only = [], []
@@ -515,7 +528,8 @@ def extractive_answer(question: str, memories: Sequence[MemoryItem],
     sims = vecs[1:] @ vecs[0]
     order = [int(i) for i in np.argsort(-sims)]
     about = _ABOUT_TOPIC.search(question) if quote else None
-    topic = set(_asked(question, memories, ignore, (about.group(1) if about else '') if quote else None)[2])
+    topic = set(_thing(question, _asked(question, memories, ignore,
+                                        (about.group(1) if about else '') if quote else None)[2]))
     # "what did the man on the radio say?" asks for what they said, all of it alike: closeness is no criterion, the
     # newest words are what was just said (quoted in the order they were said)
     by_closeness = not quote or about is not None
@@ -569,7 +583,7 @@ def newest_telling(question: str, found: Sequence[MemoryItem], memories: Sequenc
     """
     if is_quote_question(question):
         return list(found)
-    topic = set(_asked(question, memories, ignore)[2])
+    topic = set(_thing(question, _asked(question, memories, ignore)[2]))
     names = face_names(memories)
     texts = {id(m): speakable(m.text, names) for m in found}
     return [m for m in found if not any(said_at(n) > said_at(m)

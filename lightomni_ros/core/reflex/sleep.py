@@ -469,7 +469,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     recalled as truth. So every word of a fact needs support in the segment, except the words of the stored forms
     (:data:`FORM_WORDS`) and the names of the people in view; and the people a fact is about must be there: a face or
     voice id of the segment, or a name said in it (a name memory knows is no evidence that its owner said anything).
-    A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name),
+    A name a fact gives someone ("... is called Giulia") must have been said, whoever is in view (an id is no name;
+    nor is a frame label: "<face_1> is called Loupe." after a frame of a face labelled "loupe"),
     and be one: "<face_1> is called December." after "my birthday is in December" names nobody, nor does "<face_3>
     is called Pepper." after "I look after a dog called Pepper" (:func:`names_a_thing`), nor "<face_3> is called
     Dublin." after "my family lives in Dublin" (:func:`names_a_place`), nor "<face_2> is called Espresso." after "I
@@ -492,7 +493,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
     # frame labels support a fact's words ("<face_1> is in the garden."), but one written as the description is
     # ("people; labels") and made of nothing else is the description copied: it holds them already
-    seen_only = heard - {w.split("'")[0] for w in content_words(seg.utterance)}
+    spoken = {w.split("'")[0] for w in content_words(seg.utterance)}
+    seen_only = heard - spoken
     # a voice heard with nobody in view is "<voice_2>, an unseen speaker ..." in the words: its id is there too
     there = {*seg.face_ids, seg.speaker_face, *(seg.turn_speaker(t) for t in seg.turns),
              *(t.voice_id for t in seg.turns)}
@@ -515,7 +517,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
               and allergy_heard(fact, seg.utterance) and birthday_heard(fact, seg.utterance)
               and (words - names_here - (seen_only if ';' in fact else set()) or bool(_NAMED.search(fact)))
               and all(n in introduced or PERSON_ID.fullmatch(n)
-                      or may_be_name(n) and said_as_name(n, seg.utterance) and n not in called
+                      or may_be_name(n) and supported(n.lower(), spoken) and said_as_name(n, seg.utterance)
+                      and n not in called
                       and not names_a_thing(n, seg.utterance)
                       and not names_a_place(n, seg.utterance) for n in given))
         (kept if ok else dropped).append(fact)
