@@ -652,3 +652,19 @@ def test_asked_where_someone_put_a_thing_only_what_tells_of_that_thing_answers(e
     assert extractive_answer('Robot, where did Merak put the book?', mems, embed, ROBOT) == ''
     # asked what was put somewhere, the verb is still part of what is asked about
     assert 'recent:13' in [m.ref for m in answering('Robot, what did Merak put in the attic?', mems, ROBOT)]
+
+
+def test_asked_where_the_thing_is_what_follows_its_article_and_the_doer_is_a_person(embed) -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Joe'),
+            MemoryItem('recent:6', '<face_1> said: I bought my ticket in the attic.', said='2026-03-02 09:00:25'),
+            MemoryItem('recent:19', '<face_1> said: I bought my keys in the basket.', said='2026-03-02 09:01:21'),
+            MemoryItem('recent:4', '<voice_3>, an unseen speaker, said: My name is Coffee and I work as a pilot.',
+                       said='2026-03-02 09:00:14')]
+    # speech recognition heard "put" as "bought": the verb is still not what is asked about
+    reply = extractive_answer('Robot, where did Joe bought the ticket?', mems, embed, ROBOT)
+    assert 'attic' in reply and 'basket' not in reply, reply
+    # a name speech recognition wrote as a word is still the one asked about: Joe's wallet is not Kofi's
+    assert people_asked('Robot, where did coffee put the wallet?', mems, ROBOT) == {'coffee'}
+    mems.append(MemoryItem('recent:29', '<face_1> said: I bought my wallet in the attic.', said='2026-03-02 09:03:00'))
+    assert answering('Robot, where did coffee put the wallet?', mems, ROBOT) == []
+    assert people_asked('Robot, where did you put my keys?', mems, ROBOT) == set()

@@ -88,13 +88,25 @@ _CAPITAL = re.compile(r"(?<![.!?]\s)(?<!^)\b([A-Z][a-z]+)\b")
 
 
 def people_asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = ()) -> set[str]:
-    """The people ``question`` names, lower case: names the profiles know, and capitalised words inside a sentence."""
+    """The people ``question`` names, lower case.
+
+    Names the profiles know, capitalised words inside a sentence, and the one who did what is asked about ("where did
+    coffee put the wallet?": speech recognition writes a name it does not know as a word, in lower case).
+    """
     q = question.lower()
     named = {n.lower() for n in face_names(memories).values() if re.search(rf'\b{re.escape(n.lower())}\b', q)}
-    skip = _NOT_NAMES | _ASKING | {w.lower() for w in ignore}
-    named |= {w.lower() for w in _CAPITAL.findall(question.strip())
+    skip = _NOT_NAMES | _ASKING | _NOT_DOERS | {w.lower() for w in ignore}
+    named |= {w.lower() for w in _CAPITAL.findall(question.strip()) + _DOER.findall(question)
               if w.lower() not in skip and content_words(w)}
     return named
+
+
+#: the one who did what a question asks about: "where did <Kofi> put ...", "what does <mum> like ..."
+_DOER = re.compile(r"\b(?:where|what|when|which\s+\w+)\s+(?:did|does|do|has|had|will|would|can|could)\s+([a-z][\w'-]*)"
+                   r"\s+[a-z]+", re.I)
+#: words in a doer's place that are nobody's name
+_NOT_DOERS = frozenset('''i you he she we they it me him her us them the a an my your his our their its this that these
+those someone somebody anyone anybody everyone everybody nobody people one there here'''.split())
 
 
 #: words with which a question asks about the one asking ("which drink do I like?", "where is my bike?"); "me" of
@@ -206,13 +218,22 @@ def _asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence[str],
 def _thing(question: str, topic: dict[str, str]) -> dict[str, str]:
     """What a question asks about that a memory must tell of to answer it (``topic`` as :func:`_asked` reads it).
 
-    Asked where, a verb of putting is how the thing got there, not the thing: "where did Merak put the umbrella?"
-    is not answered by "I put my charger in the attic", nor is where the umbrella went superseded by it. A reply
-    may still say the verb for the thing ("Merak put it in the car.": :func:`off_topic` reads the whole topic).
+    Asked where, the thing is what follows an article or an owner ("the umbrella", "Joe's car keys"), and the verb
+    is how it got there: "where did Merak put the umbrella?" is not answered by "I put my charger in the attic", nor
+    is where the umbrella went superseded by it ("where did Joe buy the ticket?" by "I bought my keys ..." alike).
+    With no such words, a verb of putting is still no thing. A reply may still say the verb for the thing ("Merak
+    put it in the car.": :func:`off_topic` reads the whole topic).
     """
     if _asking_word(question) != 'where':
         return topic
-    return {s: w for s, w in topic.items() if w not in _PLACING} or topic
+    named = {stem(w) for m in _THING.finditer(question) for w in content_words(m.group(1))}
+    return {s: w for s, w in topic.items() if s in named} or \
+        {s: w for s, w in topic.items() if w not in _PLACING} or topic
+
+
+#: the words of a thing after its article or owner: "the umbrella", "my car keys", "Joe's red ball"
+_THING = re.compile(r"\b(?:the|a|an|my|your|his|her|their|our|its|\w+'s)\s+([a-z][\w-]*(?:\s+[a-z][\w-]*){0,2})",
+                    re.I)
 
 
 #: "born" asks for a place after "where" ("where was Ana born?" -> "Ana comes from Porto.") and for a month or a
