@@ -897,6 +897,16 @@ def test_remember_that_items_are_stored_in_the_third_person_once_and_questions_p
     assert t.semantic == ['<face_3> is called Kwame.', 'Kwame has a birthday in May.'] and t.remembered == []
 
 
+def test_a_fact_that_says_less_than_a_pinned_item_is_not_stored():
+    seg = SegmentInput(segment_id=3, start=0, end=4, transcript='Note that lunch is at five.', face_ids=['<face_2>'])
+    t = sleep.topic_from_reply(seg, 'Okay, I will remember that.', '{"visual": "<face_2> talking", "semantic": '
+                               '["<face_2> has lunch.", "<face_2> has lunch at five."], "remembered": '
+                               '["lunch is at five"]}')
+    assert t.remembered == ['lunch is at five'] and '<face_2> has lunch.' in t.dropped
+    assert sleep.says_less("Rahul has a cat.", ["Rahul's cat is called Luna"])
+    assert not sleep.says_less("Joe's charger is in the attic.", ['the charger is in the attic'])
+
+
 def test_a_name_only_seen_as_a_frame_label_is_given_to_nobody():
     seg = SegmentInput(segment_id=16, start=0, end=3, face_ids=['<face_6>'], transcript='I put my book on the shelf.',
                        visual_tags=['loupe'])

@@ -761,12 +761,14 @@ class ReflexEngine:
 
             def check(text: str) -> str:
                 # a claim must come from the memories (of the person asked about, when the question names one, by a
-                # name memory holds, spelled as memory does), one of which answers, and tell of what was asked; a
-                # refusal must not be said over a memory that answers
+                # name memory holds, spelled as memory does), one of which answers and says all it adds ("your home
+                # keys" from "my house keys" and another's "at home"), and tell of what was asked; a refusal must not
+                # be said over a memory that answers
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap, asked) or \
                     misspelled_name(text, memories, seg.utterance) or \
                     unknown_person(text, memories, seg.utterance) or \
                     unanswered_claim(text, seg.utterance, memories, robot_names, asked, told) or \
+                    (one_source(text, seg.utterance, memories, robot_names, told) if asked else '') or \
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     off_topic(text, seg.utterance, memories, robot_names) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
@@ -831,8 +833,7 @@ class ReflexEngine:
                         response, problem = self._retry(
                             prompt, response, problem,
                             lambda text: check(text) or leaves_out(text, seg.utterance, memories, robot_names, asked,
-                                                                   told)
-                            or one_source(text, seg.utterance, memories, robot_names, told), notes)
+                                                                   told), notes)
                         lat['retry'] = (time.perf_counter() - t0) * 1000
                     # told something, the robot confirms it (memory keeps it) rather than read out another memory
                     quote = extractive_answer(seg.utterance, last_turn(seg.utterance, memories, robot_names),

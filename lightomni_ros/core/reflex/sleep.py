@@ -143,6 +143,12 @@ def distinct(facts: list[str]) -> list[str]:
     return out
 
 
+def says_less(fact: str, pinned: list[str]) -> bool:
+    """Whether every word ``fact`` claims (besides people and the stored forms) is in one of the ``pinned`` items."""
+    words = {stem(w) for w in content_words(PERSON_ID.sub(' ', fact))} - {stem(w) for w in FORM_WORDS}
+    return bool(words) and any(words <= {stem(w) for w in content_words(p)} for p in pinned)
+
+
 #: a question that tells ("Did you know Gloria is a chef?", "guess what, ...")
 _TELLS_ASKING = re.compile(r"\b(?:did you know|do you know that|you know that|guess what|did you hear that)\b", re.I)
 
@@ -741,6 +747,10 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     remembered = remembered or by_name(semantic + remembered_in(seg), named)[len(semantic):]
     semantic = distinct(semantic)
     remembered = distinct(semantic + remembered)[len(semantic):]
+    # "<face_2> has lunch." beside the pinned "lunch is at five": a fact that says less than an item kept word for
+    # word adds nothing to it
+    less = [f for f in semantic if says_less(f, remembered)]
+    semantic, dropped = [f for f in semantic if f not in less], dropped + less
     # a thing put somewhere that no fact or item tells of: a verb or wording the adapter was not trained on
     put, cut = with_placements(semantic + remembered, seg) if placements else ([], [])
     cut = [f for f in cut if f in semantic]     # a pinned item keeps the words it was told in
