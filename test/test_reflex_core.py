@@ -702,10 +702,14 @@ def test_what_a_radio_or_tv_says_is_no_fact_of_the_household():
     quiet = sleep.topic_from_reply(company, '', '{"visual": "<face_1>, <face_2>", "semantic": []}')
     assert quiet.semantic == [] and not sleep.reread(company, quiet)
     # the same words to the robot (it answered), or typed, or by a face seen talking, are kept
-    assert sleep.topic_from_reply(tv, 'Okay, I will remember that.', reply).semantic
+    # (the fact says less than the item pinned beside it, so the item alone is kept)
+    answered = sleep.topic_from_reply(tv, 'Okay, I will remember that.', reply)
+    assert answered.remembered == ['The swimming pool reopens on Thursday.'] and not answered.semantic
     seen = SegmentInput(segment_id=9, start=0, end=5, transcript=news, face_ids=['<face_1>'], turns=[
         SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', face_id='<face_1>', text=news)])
-    assert not sleep.broadcast(seen, '') and sleep.topic_from_reply(seen, '', reply).semantic
+    fact = reply.replace(', "remembered": ["The swimming pool reopens on Thursday."]', '')
+    assert not sleep.broadcast(seen, '') and sleep.topic_from_reply(tv, 'Okay, I will remember that.', fact).semantic
+    assert sleep.topic_from_reply(seen, '', reply).remembered and sleep.topic_from_reply(seen, '', fact).semantic
     # asked to keep it, or about the voice itself: a person out of sight, kept
     keep = SegmentInput(segment_id=10, start=0, end=5, transcript='Remember that the keys are in the drawer.')
     assert sleep.topic_from_reply(keep, '', '{"visual": "nobody in view", "remembered": ["The keys are in the '

@@ -144,7 +144,12 @@ def distinct(facts: list[str]) -> list[str]:
 
 
 def says_less(fact: str, pinned: list[str]) -> bool:
-    """Whether every word ``fact`` claims (besides people and the stored forms) is in one of the ``pinned`` items."""
+    """Whether every word ``fact`` claims (besides people and the stored forms) is in one of the ``pinned`` items.
+
+    A naming fact never says less: it tells who someone is, which the consolidator learns only from facts.
+    """
+    if _NAMED.search(fact):
+        return False
     words = {stem(w) for w in content_words(PERSON_ID.sub(' ', fact))} - {stem(w) for w in FORM_WORDS}
     return bool(words) and any(words <= {stem(w) for w in content_words(p)} for p in pinned)
 
