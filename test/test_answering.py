@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.answering import (answering, extractive_answer, leaves_out, misattributed, of_others,
-                                                 off_topic, one_source, people_asked, unanswered_claim,
+from lightomni_ros.core.reflex.answering import (answering, extractive_answer, in_own_voice, leaves_out, misattributed,
+                                                 of_others, off_topic, one_source, people_asked, unanswered_claim,
                                                  unfounded_refusal, unquoted)
 from lightomni_ros.core.reflex.grounding import said_by
 from lightomni_ros.core.reflex.prompts import said_at
@@ -668,3 +668,12 @@ def test_asked_where_the_thing_is_what_follows_its_article_and_the_doer_is_a_per
     mems.append(MemoryItem('recent:29', '<face_1> said: I bought my wallet in the attic.', said='2026-03-02 09:03:00'))
     assert answering('Robot, where did coffee put the wallet?', mems, ROBOT) == []
     assert people_asked('Robot, where did you put my keys?', mems, ROBOT) == set()
+
+
+def test_what_someone_said_of_themself_is_not_told_in_the_robots_voice() -> None:
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Joe'),
+            MemoryItem('recent:6', '<face_1> said: I bought my ticket in the attic.')]
+    assert 'of the robot' in in_own_voice('I bought the ticket in the attic.', mems)
+    for fine in ('Joe bought the ticket in the attic.', "I don't know.", 'I heard Joe say it is in the attic.',
+                 'I put it on the list.'):
+        assert in_own_voice(fine, mems) == '', fine

@@ -392,6 +392,29 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     return ''
 
 
+def in_own_voice(reply: str, memories: Sequence[MemoryItem]) -> str:
+    """Why a reply should not be spoken: it tells in the robot's own voice what someone said of themself.
+
+    Memory holds people's words as they said them ("Joe said: I bought my ticket in the attic."); the small model
+    sometimes copies their "I" ("I bought the ticket in the attic."), which claims the robot did it. A reply that
+    opens with "I" and the verb of someone's "I ..." is refused (a quote of their words says who said them).
+    """
+    m = _OWN_CLAIM.match(reply)
+    if not m:
+        return ''
+    verb = m.group(1).lower()
+    for mem in memories:
+        for words in words_heard(mem.text):
+            if re.search(rf"\bI\s+(?:\w+\s+)?{re.escape(verb)}\b", words, re.I):
+                return f'reply says "I {verb}" of the robot, as someone said it of themself'
+    return ''
+
+
+#: a reply that opens with "I" and a verb, not a refusal or what the robot perceived or will do
+_OWN_CLAIM = re.compile(r"^\s*I\s+(?!(?:don't|do|did|am|was|will|would|can|could|have|had|heard|saw|see|hear|think|"
+                        r"remember|recall|know|believe|noticed)\b)([a-z]+)\b", re.I)
+
+
 def _others_named(reply: str, people: set[str], known: Iterable[str]) -> list[str]:
     """The people memory knows that ``reply`` names while it names none of ``people`` (those a question asks about).
 
@@ -718,6 +741,6 @@ def answer_part(text: str, topic: set[str], robot: Sequence[str] = ()) -> str:
     return part if part.endswith(('.', '!', '?')) else part + '.'
 
 
-__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'leaves_out',
-           'last_turn', 'last_words', 'misattributed', 'newest_telling', 'of_asker', 'of_others', 'off_topic',
-           'one_source', 'people_asked', 'unfounded_refusal', 'unquoted', 'words_of_asked']
+__all__ = ['DONT_KNOW', 'QUOTE', 'answer_part', 'answering', 'asks_of_asker', 'extractive_answer', 'in_own_voice',
+           'leaves_out', 'last_turn', 'last_words', 'misattributed', 'newest_telling', 'of_asker', 'of_others',
+           'off_topic', 'one_source', 'people_asked', 'unfounded_refusal', 'unquoted', 'words_of_asked']

@@ -37,9 +37,9 @@ from .backbone import Backbone, Int8Weights, Part, assemble, cache_kwargs, load_
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
                      ResponseConfig)
-from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extractive_answer, false_reminder, last_turn,
-                        last_words, leaves_out, of_asker, misattributed, newest_telling, of_others, off_topic,
-                        one_source, unanswered_claim, unfounded_refusal, unquoted, words_of_asked)
+from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extractive_answer, false_reminder,
+                        in_own_voice, last_turn, last_words, leaves_out, of_asker, misattributed, newest_telling,
+                        of_others, off_topic, one_source, unanswered_claim, unfounded_refusal, unquoted, words_of_asked)
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, opens_refusal, promises_to_keep, prose_problem, quoting_within, reply_problem,
                         unsupported)
@@ -770,6 +770,7 @@ class ReflexEngine:
                     unanswered_claim(text, seg.utterance, memories, robot_names, asked, told) or \
                     (one_source(text, seg.utterance, memories, robot_names, told) if asked else '') or \
                     misattributed(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
+                    in_own_voice(text, memories) or \
                     off_topic(text, seg.utterance, memories, robot_names) or \
                     unquoted(text, seg.utterance, memories, robot_names, rc.grounding_min_overlap) or \
                     of_others(text, seg.utterance, memories, robot_names, seg.speaker) or \
