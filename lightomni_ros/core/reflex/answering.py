@@ -101,9 +101,9 @@ def people_asked(question: str, memories: Sequence[MemoryItem], ignore: Sequence
     return named
 
 
-#: the one who did what a question asks about: "where did <Kofi> put ...", "what does <mum> like ..."
-_DOER = re.compile(r"\b(?:where|what|when|which\s+\w+)\s+(?:did|does|do|has|had|will|would|can|could)\s+([a-z][\w'-]*)"
-                   r"\s+[a-z]+", re.I)
+#: the one who did what a question asks about: "where did <Kofi> put ...", "what did <mum> buy ..." (only "did":
+#: "what does tennis involve?" asks about a thing)
+_DOER = re.compile(r"\b(?:where|what|when|which\s+\w+)\s+did\s+([a-z][\w'-]*)\s+[a-z]+", re.I)
 #: words in a doer's place that are nobody's name
 _NOT_DOERS = frozenset('''i you he she we they it me him her us them the a an my your his our their its this that these
 those someone somebody anyone anybody everyone everybody nobody people one there here'''.split())
