@@ -352,3 +352,6 @@ def test_rankings_are_merged_by_reciprocal_rank():
     # a and c are in both rankings; each keeps the score the first ranking gave it
     assert [e.content for e, _ in merged] == ['a', 'c', 'd'] and merged[0][1] == 0.30 and merged[1][1] == 0.20
     assert rank_merged([fused], 2) == fused[:2]
+    # another robot's entry with the same id is another entry
+    theirs = SemanticEntry(id=1, content='theirs', start=0.0, end=1.0, robot_id='r2')
+    assert [e.content for e, _ in rank_merged([[(a, 0.3)], [(theirs, 0.7)]], 2)] == ['a', 'theirs']

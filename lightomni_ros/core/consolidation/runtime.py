@@ -459,11 +459,11 @@ def rank_merged(rankings: Sequence[Sequence[tuple[Entry, float]]], k: int,
     """
     if len(rankings) == 1:
         return list(rankings[0])[:k]
-    fused: dict[tuple[type, int], float] = {}
-    first: dict[tuple[type, int], tuple[Entry, float]] = {}
+    fused: dict[tuple[type, str, int], float] = {}
+    first: dict[tuple[type, str, int], tuple[Entry, float]] = {}
     for ranking in rankings:
         for rank, (e, score) in enumerate(ranking):
-            key = (type(e), e.id)
+            key = (type(e), e.robot_id, e.id)     # a fleet's robots number their entries each
             fused[key] = fused.get(key, 0.0) + 1.0 / (rrf_k + rank + 1)
             first.setdefault(key, (e, score))
     order = sorted(fused, key=lambda key: -fused[key])
