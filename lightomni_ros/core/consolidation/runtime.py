@@ -245,14 +245,14 @@ class ConsolidationRuntime:
             raise RequestError('give a query_vector, a query_text or face_ids')
         else:
             q = None
+        # the words' own embedding beside a fused vector (``text_search``), embedded before memory is locked
+        qs = [q] + ([self._embed_query(text)] if q is not None and vector is not None and len(vector)
+                    and text.strip() and self.cfg.consolidation.text_search else [])
         sem_filter, epi_filter = entry_filters(m.robot_id, robot_ids, window_start, window_end)
         out = QueryResult()
         with m.lock:
             if q is not None:
                 who = vox.speakers(m.store)
-                # the words' own embedding beside a fused vector (``text_search``)
-                qs = [q] + ([self._embed_query(text)] if vector is not None and len(vector) and text.strip()
-                            and self.cfg.consolidation.text_search else [])
                 sem = rank_merged([m.entries.search(KIND_SEMANTIC, v, ks, sem_filter) for v in qs], ks)
                 if chronological and (epi_filter.start is not None or epi_filter.end is not None):
                     epi = m.entries.in_order(KIND_EPISODIC, ke, epi_filter)

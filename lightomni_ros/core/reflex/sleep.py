@@ -150,7 +150,7 @@ def says_less(fact: str, pinned: list[str]) -> bool:
     """
     if _NAMED.search(fact):
         return False
-    words = {stem(w) for w in content_words(PERSON_ID.sub(' ', fact))} - {stem(w) for w in FORM_WORDS}
+    words = {stem(w) for w in content_words(PERSON_ID.sub(' ', fact))} - _FORM_STEMS
     return bool(words) and any(words <= {stem(w) for w in content_words(p)} for p in pinned)
 
 
@@ -470,6 +470,7 @@ def birthday_heard(fact: str, words: str | None = None) -> bool:
 #: words of the third-person forms the memory pass writes ("<face_2> likes to drink tea.", "Ana is called ...", "Ben
 #: comes from Porto.", "Ana found the film boring."): they say how a fact is stored, not something heard
 FORM_WORDS = frozenset('called likes drink enjoys comes works allergic plays birthday found thinks has'.split())
+_FORM_STEMS = frozenset(stem(w) for w in FORM_WORDS)
 
 
 def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | None = None) -> tuple[list, list]:
