@@ -117,6 +117,15 @@ def test_asked_of_the_asker_another_ones_fact_is_no_answer(embed) -> None:
                      asker='<face_2>') == 'reply answers the one asking from memories of someone else'
     assert of_others('You come from Marseille.', 'Okay robot, what is my hometown?', raised, ROBOT,
                      asker='<face_5>') == ''
+    # the asker's own words and another's fact both answer: the reply must tell the asker's
+    jobs = [MemoryItem('profile:<face_1>', '<face_1> (persona: <face_1> enjoys salsa dancing.)'),
+            MemoryItem('profile:<face_3>', '<face_3> is Leila'), MemoryItem('semantic:1', 'Leila works as an architect.'),
+            MemoryItem('recent:1', '<face_1> said: Excuse me robot, I work as a plumber at the harbour.')]
+    q = 'Robot, remind me what I do for work?'
+    assert of_others('You work as an architect.', q, jobs, ROBOT, asker='<face_1>') == \
+        'reply tells the one asking what memory holds of someone else'
+    assert of_others('You work as a plumber.', q, jobs, ROBOT, asker='<face_1>') == ''
+    assert of_others('You work as an architect.', q, jobs, ROBOT, asker='<face_3>') == ''
     # words the asker said of someone else are that person's: "which drink do I like?" has no answer here
     said = mems + [MemoryItem('recent:3', '<face_2> said: Tariq always orders sparkling water.'),
                    MemoryItem('episodic:4', 'saw <face_2> talking, <face_3>; heard "Tariq always orders sparkling '

@@ -158,15 +158,28 @@ def of_others(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
     """Why a reply should not be spoken: asked about the one asking, it answers from what memory holds of others.
 
     "You play golf." to Freya's "what sport am I into?" when only Tariq's golf is remembered: every word is
-    grounded, and it tells the wrong person. A refusal, a confirmation, an asker memory knows no id of, and a question
-    no memory answers (the other checks read those) are not checked here.
+    grounded, and it tells the wrong person. When memories of both answer, what the reply adds must be in one of the
+    asker's. A refusal, a confirmation, an asker memory knows no id of, and a question no memory answers (the other
+    checks read those) are not checked here.
     """
     if not reply.strip() or is_refusal(reply) or promises_to_keep(reply) or is_quote_question(question):
         return ''
     found = answering(question, memories, ignore)
-    if not found or of_asker(found, question, asker, face_names(memories)):
+    if not found:
         return ''
-    return 'reply answers the one asking from memories of someone else'
+    names = face_names(memories)
+    mine = of_asker(found, question, asker, names)
+    if not mine:
+        return 'reply answers the one asking from memories of someone else'
+    # theirs and others' answer: what the reply adds must come from theirs ("You work as an architect." to "what do
+    # I do for work?" from Leila's job, beside the asker's own "I have been a plumber for ten years")
+    others = [m for m in found if m not in mine]
+    added = _stems(content_words(reply) - content_words(question) - _FRAME - {n.lower() for n in names.values()}
+                   - {w.lower() for w in ignore})
+    if others and added and not any(added <= _stems(content_words(m.text)) for m in mine) and \
+            any(added <= _stems(content_words(m.text)) for m in others):
+        return 'reply tells the one asking what memory holds of someone else'
+    return ''
 
 
 def _mentions(text: str, people: set[str]) -> bool:

@@ -34,7 +34,12 @@ class BackboneConfig:
                                   'float hidden states) and the memory pass (its JSON broke more often) keep the '
                                   'float weights. "none": the dtype above for every pass. Ignored on a GPU.',
                           choices=['none', 'int8'])
-    threads: int = param(0, 'CPU threads for torch (0 keeps the torch default).', min=0)
+    threads: int = param(1, 'CPU threads of torch (intra-op, process-wide) for the answers\' passes; 0 keeps the torch '
+                            'default (one per core). One is the default because the graph shares the CPU: with two '
+                            'threads on the 2 development cores, a process using 40 % of one core made a reflex '
+                            'pass or reply 2.5-3x slower (each parallel step waits for its slowest thread), while '
+                            'one thread kept its idle speed (float pass 13 % slower than two threads on idle '
+                            'cores, int8 replies as fast). Raise it on a robot with cores to spare.', min=0)
     sleep_threads: int = param(1, 'CPU threads for torch during sleep-time work (memory passes, S_g prefix warm-ups, '
                                   'summaries); 0: as many as answers. One keeps that work on the thread that runs it, '
                                   'whose lower priority (reflex `sleep_nice`) then applies to all of it.', min=0)
