@@ -35,11 +35,11 @@ class BackboneConfig:
                                   'float weights. "none": the dtype above for every pass. Ignored on a GPU.',
                           choices=['none', 'int8'])
     threads: int = param(1, 'CPU threads of torch (intra-op, process-wide) for the answers\' passes; 0 keeps the torch '
-                            'default (one per core). One is the default because the graph shares the CPU: with two '
-                            'threads on the 2 development cores, a process using 40 % of one core made a reflex '
-                            'pass or reply 2.5-3x slower (each parallel step waits for its slowest thread), while '
-                            'one thread kept its idle speed (float pass 13 % slower than two threads on idle '
-                            'cores, int8 replies as fast). Raise it on a robot with cores to spare.', min=0)
+                            'default (one per core). One is the default: with the nodes\' passive OpenMP waits, one '
+                            'thread was as fast as two on the 2 development cores for an answer-sized pass (150-token '
+                            'prefill + 12 steps: int8 0.50-0.54 s against 0.58-0.80 s, float 1.16-1.19 s against '
+                            '1.15-1.25 s, idle or beside a process busy 40-100 % of one core), and it leaves the '
+                            'other core to perception and consolidation. Raise it where cores are to spare.', min=0)
     sleep_threads: int = param(1, 'CPU threads for torch during sleep-time work (memory passes, S_g prefix warm-ups, '
                                   'summaries); 0: as many as answers. One keeps that work on the thread that runs it, '
                                   'whose lower priority (reflex `sleep_nice`) then applies to all of it.', min=0)
