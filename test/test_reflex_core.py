@@ -733,6 +733,11 @@ def test_a_fact_needs_a_subject_and_something_said():
                                        'The keys are in the bedroom drawer.'], seg, {'<face_4>': 'Mei'})
     # a label still supports a word of what was said
     assert kept == ['The keys are in the bedroom drawer.'] and len(dropped) == 2
+    # the description's people copied before words that were said are no fact either
+    seg.transcript = 'I train for table tennis twice a week.'
+    kept, dropped = sleep.heard_facts(['<face_1>, Mei, <face_4>; table tennis.', 'Mei; table tennis.',
+                                       '<face_1> plays table tennis.'], seg, {'<face_4>': 'Mei'})
+    assert kept == ['<face_1> plays table tennis.'] and len(dropped) == 2
 
 
 def test_a_face_heard_giving_their_name_gets_the_naming_fact():

@@ -289,6 +289,9 @@ _NAMED = re.compile(r"\b(?:is|was) called\b\W*([\w'<>-]*)", re.I)
 #: a fact that opens with a list of people ("<face_2>, <face_1> has orange juice."): the segment's "who is in view"
 #: copied, not a fact about anyone
 _PEOPLE_LIST = re.compile(rf'\s*{PERSON_ID.pattern}\s*,\s*{PERSON_ID.pattern}')
+#: a fact that opens as the segment's description does, its people (ids or names) then a semicolon ("<face_2>, Mei,
+#: <face_5>; table tennis."): the description copied, whatever words follow
+_DESCRIBED = re.compile(rf"\s*(?:{PERSON_ID.pattern}|[A-Z][\w'-]*)(?:\s*,\s*(?:{PERSON_ID.pattern}|[A-Z][\w'-]*))*\s*;")
 #: a fact that says nothing of anyone: it opens without a subject ("Been read by K7.", a clip's words; "As a
 #: photographer works.", a clause's opening), or a person
 #: is followed by a place with no verb between ("Joe in the attic.", after "I bought my ticket in the attic")
@@ -495,8 +498,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     one said as what someone is (:func:`trade_heard`: not "Joe works as a robot." after "Hello, Robot"), an allergy
     one said as an allergy (:func:`allergy_heard`), a birthday one at a time, of a birthday spoken of
     (:func:`birthday_heard`). A fact made of the forms and people's names alone ("Sofia likes to drink.") tells
-    nothing (a naming fact tells the name), nor does one written as the description ("Mei; balcony, bedroom.") made
-    of names and what was only seen. A fact
+    nothing (a naming fact tells the name), nor does one written as the description, its people then a semicolon
+    ("Mei; balcony, bedroom."; "<face_2>, Mei, <face_5>; table tennis." after "I train for table tennis"). A fact
     that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
     anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact; nor are words with no subject ("Been
@@ -521,7 +524,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
         words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
         words |= {n.lower() for n in _CALLED.findall(fact)}
         given = _NAMED.findall(fact)
-        ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and not _NO_STATEMENT.match(fact)
+        ok = (len(fact.split()) >= 3 and not _PEOPLE_LIST.match(fact) and not _DESCRIBED.match(fact)
+              and not _NO_STATEMENT.match(fact)
               and set(PERSON_ID.findall(fact)) <= there
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
               and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
