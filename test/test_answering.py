@@ -119,7 +119,8 @@ def test_asked_of_the_asker_another_ones_fact_is_no_answer(embed) -> None:
                      asker='<face_5>') == ''
     # the asker's own words and another's fact both answer: the reply must tell the asker's
     jobs = [MemoryItem('profile:<face_1>', '<face_1> (persona: <face_1> enjoys salsa dancing.)'),
-            MemoryItem('profile:<face_3>', '<face_3> is Leila'), MemoryItem('semantic:1', 'Leila works as an architect.'),
+            MemoryItem('profile:<face_3>', '<face_3> is Leila'),
+            MemoryItem('semantic:1', 'Leila works as an architect.'),
             MemoryItem('recent:1', '<face_1> said: Excuse me robot, I work as a plumber at the harbour.')]
     q = 'Robot, remind me what I do for work?'
     assert of_others('You work as an architect.', q, jobs, ROBOT, asker='<face_1>') == \
