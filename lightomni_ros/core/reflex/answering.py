@@ -174,12 +174,21 @@ def of_others(reply: str, question: str, memories: Sequence[MemoryItem], ignore:
     # theirs and others' answer: what the reply adds must come from theirs ("You work as an architect." to "what do
     # I do for work?" from Leila's job, beside the asker's own "I have been a plumber for ten years")
     others = [m for m in found if m not in mine]
-    added = _stems(content_words(reply) - content_words(question) - _FRAME - {n.lower() for n in names.values()}
-                   - {w.lower() for w in ignore})
-    if others and added and not any(added <= _stems(content_words(m.text)) for m in mine) and \
-            any(added <= _stems(content_words(m.text)) for m in others):
+    added = _added(reply, question, names, ignore)
+    if others and added and not _said_in_one(added, mine) and _said_in_one(added, others):
         return 'reply tells the one asking what memory holds of someone else'
     return ''
+
+
+def _added(reply: str, question: str, names: dict[str, str], ignore: Sequence[str] = ()) -> set[str]:
+    """Stems of the content words ``reply`` adds to ``question``: not its people's names nor a quote's framing."""
+    people = {n.lower() for n in names.values()} | {w.lower() for w in ignore}
+    return _stems(content_words(reply) - content_words(question) - _FRAME - people)
+
+
+def _said_in_one(stems: set[str], memories: Sequence[MemoryItem]) -> bool:
+    """Whether one of ``memories`` says every word of ``stems``."""
+    return any(stems <= _stems(content_words(m.text)) for m in memories)
 
 
 def _mentions(text: str, people: set[str]) -> bool:
@@ -525,12 +534,11 @@ def one_source(reply: str, question: str, memories: Sequence[MemoryItem], ignore
     """
     if not reply.strip() or is_refusal(reply) or promises_to_keep(reply):
         return ''
-    names = {n.lower() for n in face_names(memories).values()} | {w.lower() for w in ignore}
-    added = _stems(content_words(reply) - content_words(question) - _FRAME - names)
+    added = _added(reply, question, face_names(memories), ignore)
     if not added:
         return ''
     answers = (answering(question, memories, ignore) if answers is None else answers) or list(memories)
-    if any(added <= _stems(content_words(m.text)) for m in answers):
+    if _said_in_one(added, answers):
         return ''
     return 'the words the reply adds are in no one memory that answers'
 
