@@ -323,7 +323,7 @@ class ReflexEngine:
         """Hold the model for sleep-time work, on ``backbone.sleep_threads`` torch threads (restored after).
 
         With one thread the work stays on the calling thread, so that thread's priority (the reflex node lowers its
-        sleep worker's) is the work's priority; the answers' passes keep every thread.
+        sleep worker's) is the work's priority; the answers' passes keep ``backbone.threads``.
         """
         with self.adapters.lock:
             n = self.cfgs.backbone.sleep_threads
