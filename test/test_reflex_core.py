@@ -738,6 +738,13 @@ def test_a_fact_needs_a_subject_and_something_said():
     kept, dropped = sleep.heard_facts(['<face_1>, Mei, <face_4>; table tennis.', 'Mei; table tennis.',
                                        '<face_1> plays table tennis.'], seg, {'<face_4>': 'Mei'})
     assert kept == ['<face_1> plays table tennis.'] and len(dropped) == 2
+    # a request's clause copied is no fact; a pinned item keeps its words, lower case and all
+    ask = SegmentInput(segment_id=13, start=0, end=5, face_ids=['<face_1>', '<face_4>'],
+                       transcript='Robot, tell me, set a reminder to check the oven in two minutes. The oven is '
+                                  'in the kitchen.')
+    t = sleep.topic_from_reply(ask, '', '{"visual": "<face_1> talking, Mei", "semantic": ["set a reminder to check '
+                                        'the oven in two minutes.", "The oven is in the kitchen."]}')
+    assert t.semantic == ['The oven is in the kitchen.']
 
 
 def test_a_face_heard_giving_their_name_gets_the_naming_fact():

@@ -292,6 +292,8 @@ _PEOPLE_LIST = re.compile(rf'\s*{PERSON_ID.pattern}\s*,\s*{PERSON_ID.pattern}')
 #: a fact that opens as the segment's description does, its people (ids or names) then a semicolon ("<face_2>, Mei,
 #: <face_5>; table tennis."): the description copied, whatever words follow
 _DESCRIBED = re.compile(rf"\s*(?:{PERSON_ID.pattern}|[A-Z][\w'-]*)(?:\s*,\s*(?:{PERSON_ID.pattern}|[A-Z][\w'-]*))*\s*;")
+#: a fact in lower case: words copied from inside a sentence (no fact of the training data opens so)
+_CLAUSE = re.compile(r'\s*[a-z]')
 #: a fact that says nothing of anyone: it opens without a subject ("Been read by K7.", a clip's words; "As a
 #: photographer works.", a clause's opening), or a person
 #: is followed by a place with no verb between ("Joe in the attic.", after "I bought my ticket in the attic")
@@ -731,6 +733,11 @@ def topic_from_reply(seg: SegmentInput, response: str, reply: str, tz: _dt.tzinf
     if obj is None:
         return fallback_topic(seg, response, f'memory pass reply is not JSON: {reply[:80]!r}', tz)
     semantic, dropped = heard_facts(_strings(obj.get('semantic')), seg, names)
+    # a fact is written as a sentence: one opening in lower case is a clause copied from inside the words ("set a
+    # reminder to check the oven in two minutes." after "Robot, tell me, set a reminder ..."); pinned items, kept
+    # word for word, may open so
+    dropped += [f for f in semantic if _CLAUSE.match(f)]
+    semantic = [f for f in semantic if not _CLAUSE.match(f)]
     said = seg.said()
     if said and all(only_asks(words) and not _TELLS_ASKING.search(words) for _, words in said):
         # a question tells nothing: "<face_3> is called Freya." after "how does Freya like to spend weekends?"
