@@ -438,6 +438,15 @@ def test_a_doubtful_reading_gets_a_second_look():
     tv = SegmentInput(segment_id=3, start=0, end=5, transcript=news,
                       turns=[SpeakerTurn(start=0.0, end=5.0, voice_id='<voice_3>', text=news)])
     assert not sleep.reread(tv, sleep.topic_from_reply(tv, '', '{"visual": "nobody in view"}'))
+    # a greedy reply that went astray (no JSON; the rules wrote the topic from the words) is read again, and a whole
+    # reading with a fact replaces it; one with nothing only when nobody told anything
+    astray = sleep.topic_from_reply(told, '', '{"visual": "<face_3> talking", "remembered": ["<face_3>\'sola ',
+                                    event_times=False)
+    assert astray.producer == 'fallback-parser' and sleep.reread(told, astray)
+    assert sleep.better_reading(astray, [wrong, right]) is right and right.reading == 2
+    assert sleep.better_reading(astray, [nothing], told=True) is astray
+    assert sleep.better_reading(astray, [nothing], told=False) is nothing and nothing.reading == 1
+    assert sleep.tells(told) and not sleep.tells(asked)
 
 
 def test_a_question_tells_no_fact():

@@ -51,7 +51,7 @@ from .recall import is_summary_question, summary_answer, window_context, window_
 from .retrieval import MemoryClient, MemoryQuery, NoMemory
 from .sleep import (Preemption, alone_voices, better_reading, by_name, distinct, fallback_topic, find_remembered,
                     find_reminders, introductions, memory_opening, one_sentence, parse_json_object, reread,
-                    topic_from_reply, untold)
+                    tells, topic_from_reply, untold)
 from .spelling import misspelled_name, unknown_person
 from .streaming import ChunkSink, ReplyStream
 from .types import (Decision, MemoryItem, PrefixWarmup, ReflexOutput, ResponsePrompt, Retrieved, SegmentInput,
@@ -520,7 +520,8 @@ class ReflexEngine:
             readings = self._read(seg, names, opening, stop, cfg.memory_retry_beams)
             if readings is None:
                 return None
-            topic = better_reading(topic, [self._memory_topic(seg, response, ids, names, opening) for ids in readings])
+            topic = better_reading(topic, [self._memory_topic(seg, response, ids, names, opening) for ids in readings],
+                                   tells(seg))
         # a name the whole segment gives names the facts of a sentence read alone ("call me Leila. I react badly to
         # peanuts.": "Leila is allergic to peanuts.", as the whole reading says it)
         named = {**dict(introductions(seg)), **names}

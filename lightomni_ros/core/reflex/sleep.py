@@ -215,27 +215,44 @@ def news(facts: list[str]) -> list[str]:
 def reread(seg: SegmentInput, topic: TopicData, heard_alone: AbstractSet[str] = frozenset()) -> bool:
     """Whether the memory pass's reading of ``seg`` deserves a second look (beam readings, best first).
 
-    The checks dropped a fact it claimed (it misread the words: "<face_3> comes from the bedroom table." after
-    "Heads up, lunch is at four."), or it kept no fact though someone told something (a statement, not only a
-    question: "I stuck the torch under the bed."). A broadcast keeps no fact of its own either way (:func:`broadcast`),
-    and what voices no face was seen with said among people is not searched for a fact the greedy reading did not
-    keep (:func:`voices_only`: the TV the household watches is read once).
+    The greedy reply was no JSON, or only its complete fields could be read (a decode gone astray mid-list:
+    ``{"remembered": ["<face_3>'sola ...``), the checks dropped a fact it claimed (it misread the words: "<face_3>
+    comes from the bedroom table." after "Heads up, lunch is at four."), or it kept no fact though someone told
+    something (a statement, not only a question: "I stuck the torch under the bed."). A broadcast keeps no fact of its
+    own either way (:func:`broadcast`), and what voices no face was seen with said among people is not searched for a
+    fact the greedy reading did not keep (:func:`voices_only`: the TV the household watches is read once).
     """
+    if topic.producer != 'memory-adapter' or topic.repaired:
+        return True
     if voices_only(seg, topic.response) and (not topic.dropped or broadcast(seg, topic.response, heard_alone)):
         return False
     if topic.dropped:
         return True
-    return not topic.semantic and any(not only_asks(words) for _, words in seg.said())
+    return not topic.semantic and tells(seg)
 
 
-def better_reading(greedy: TopicData, readings: Sequence[TopicData]) -> TopicData:
+def tells(seg: SegmentInput) -> bool:
+    """Whether someone in ``seg`` told something (a statement, not only questions)."""
+    return any(not only_asks(words) for _, words in seg.said())
+
+
+def better_reading(greedy: TopicData, readings: Sequence[TopicData], told: bool = True) -> TopicData:
     """The first of ``readings`` (best first) whose facts all passed the checks, else ``greedy``.
 
-    It must keep at least as many facts as ``greedy``; its ``reading`` says which beam it was (1-based).
+    It must be whole JSON and keep at least as many facts as ``greedy``, and some fact unless ``greedy`` was only
+    partly read. When ``greedy`` was no JSON (the rules wrote it from the words: "<face_3> said: ..."), any whole
+    reading with a fact or an item to keep is better, or with none when nobody told anything (``told``; a question
+    keeps no fact). Its ``reading`` says which beam it was (1-based).
     """
+    adapter = greedy.producer == 'memory-adapter'
     for rank, topic in enumerate(readings, 1):
-        if topic.producer == 'memory-adapter' and topic.semantic and not topic.dropped \
-                and len(topic.semantic) >= len(greedy.semantic):
+        if topic.producer != 'memory-adapter' or topic.repaired or topic.dropped:
+            continue
+        if adapter:
+            ok = len(topic.semantic) >= len(greedy.semantic) and bool(topic.semantic or greedy.repaired)
+        else:
+            ok = bool(topic.semantic or topic.remembered) or not told
+        if ok:
             topic.reading = rank
             return topic
     return greedy
