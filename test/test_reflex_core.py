@@ -1633,6 +1633,9 @@ def test_a_judgement_marked_as_the_speakers_view_is_said_as_theirs():
                          face_ids=['<face_4>'])
     assert as_opinion(['The power cut was an absolute mess.'], plain) == ['The power cut was an absolute mess.']
     assert as_opinion(['The power cut was a mess.'], typed) == ['The power cut was a mess.']
+    # spoken among several people, nobody known to have said it: someone's view, no fact of the world
+    among = dataclasses.replace(seg, face_ids=['<face_4>', '<face_2>'], speaker_face='')
+    assert as_opinion(['The power cut was an absolute mess.', 'The bus was late.'], among) == ['The bus was late.']
     # through the memory pass: the view is stored under the speaker's name
     t = sleep.topic_from_reply(seg, '', '{"visual": "Ana talking", "semantic": ["The power cut was an absolute '
                                         'mess."]}', names={'<face_4>': 'Ana'})

@@ -571,7 +571,8 @@ def run(args: argparse.Namespace) -> int:
                                                    'visual': r.topic.visual, 'producer': r.topic.producer,
                                                    'dropped': r.topic.dropped, 'problem': r.topic.problem,
                                                    'reading': r.topic.reading, 'read_alone': r.topic.read_alone,
-                                                   'placed': r.topic.placed, 'timed': r.topic.timed},
+                                                   'placed': r.topic.placed, 'timed': r.topic.timed,
+                                                   'repaired': r.topic.repaired},
             'gold_topic': r.record.get('topic'), 'gold_facts': r.record.get('facts') or [],
             'gold_answer': r.record.get('answer'), 'notes': r.notes,
             'memories': r.memories, 'shown': r.shown}) + '\n' for r in runs) + ''.join(json.dumps({

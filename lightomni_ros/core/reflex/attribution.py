@@ -196,15 +196,20 @@ def as_opinion(facts: Sequence[str], seg: SegmentInput) -> list[str]:
     mess.": stored so, it is nobody's view, told as a fact of the world, and "what did Ana think of the power cut?"
     finds no memory of Ana. With one face or voice heard and nothing typed, a fact that opens with no person and all
     of whose content words a sentence with a mark of opinion holds (in some form: :func:`~.grounding.unsupported`)
-    becomes "<face_4> thinks the power cut was an absolute mess.".
+    becomes "<face_4> thinks the power cut was an absolute mess.". Spoken among several people with no speaker
+    known, such a fact is someone's view told as the world's and is left out (the episode keeps the words heard);
+    typed words stay as they are.
     """
-    who = '' if seg.typed_text.strip() else one_speaker(seg)
+    typed = bool(seg.typed_text.strip())
+    who = '' if typed else one_speaker(seg)
     marked = ' '.join(s for s in sentences(seg.utterance) if _OPINION.search(s))
-    if not (who and marked):
+    if not marked or not who and typed:
         return list(facts)
     out = []
     for fact in facts:
         if not opening_person(fact, set()) and not PERSON_ID.search(fact) and not unsupported(fact, marked):
+            if not who:
+                continue
             fact = f'{who} thinks {fact[:1].lower()}{fact[1:]}'
         out.append(fact)
     return out

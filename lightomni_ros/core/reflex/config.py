@@ -50,10 +50,11 @@ class BackboneConfig:
     memory_max_new_tokens: int = param(160, 'Upper bound on generated tokens of a sleep-time memory pass or summary.',
                                        min=1)
     memory_retry_beams: int = param(4, 'When a memory pass keeps no fact of a segment in which someone told '
-                                       'something, or the checks dropped a fact it claimed, decode this many readings '
-                                       'with a beam search and keep the most likely whose facts all pass the checks '
-                                       '(0 or 1: off). Sleep time only; about two more greedy decodes, only for '
-                                       'those segments.', min=0)
+                                       'something, the checks dropped a fact it claimed, or its reply was no JSON '
+                                       '(or only partly read), decode this many readings with a beam search and keep '
+                                       'the most likely whole one whose facts all pass the checks (0 or 1: off). '
+                                       'Sleep time only; about two more greedy decodes, only for those segments.',
+                                    min=0)
     memory_read_alone: bool = param(True, 'When one speaker said two or more statements and the memory pass kept '
                                           'facts of fewer, read each statement no fact tells of alone (a greedy pass '
                                           'of its own) and add its facts that pass the checks. Sleep time only.')
