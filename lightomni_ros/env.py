@@ -24,6 +24,16 @@ AMENT_ENV = 'AMENT_PREFIX_PATH'
 OMP_POLICY_ENV = 'OMP_WAIT_POLICY'
 #: Any of these set means the user chose how idle OpenMP threads wait (GNU's and Intel's runtimes).
 OMP_USER_ENV = (OMP_POLICY_ENV, 'GOMP_SPINCOUNT', 'KMP_BLOCKTIME')
+#: the launcher's pid, set by our launchers (the launch runner, the benchmarks) for the nodes they start, each in a
+#: session of its own so that a terminal's Ctrl-C reaches the launcher only: a node stops once that process is gone,
+#: so a launcher that crashed (a native fault) leaves no node behind to answer in its ROS domain
+PARENT_ENV = 'LIGHTOMNI_PARENT_PID'
+
+
+def launched_here(env: MutableMapping[str, str]) -> MutableMapping[str, str]:
+    """``env`` for a node this process starts and owns (it stops when this process is gone)."""
+    env[PARENT_ENV] = str(os.getpid())
+    return env
 
 
 @dataclasses.dataclass

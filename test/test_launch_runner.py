@@ -107,6 +107,35 @@ def test_a_node_ignoring_sigint_is_escalated(spawn, prefix: str) -> None:
         assert not process_alive(pid)
 
 
+#: a launcher that starts the talker in a session of its own, its output to a file (no pipe to break), marks it as
+#: its own (``env.launched_here``) as the runner and the benchmarks do, then waits
+_LAUNCHER = """
+import os, subprocess, sys, time
+from lightomni_ros.env import launched_here
+proc = subprocess.Popen([sys.executable, sys.argv[1]], env=launched_here(dict(os.environ)),
+                        stdout=open(sys.argv[2], 'wb'), stderr=subprocess.STDOUT, start_new_session=True)
+print('node pid', proc.pid, flush=True)
+time.sleep(600)
+"""
+
+
+def test_the_node_of_a_killed_launcher_stops_itself(spawn) -> None:
+    """A launcher that dies without stopping its node (SIGKILL, a native fault) leaves none running."""
+    log = spawn.tmp / 'talker.log'
+    launcher = spawn.python('-c', _LAUNCHER, str(REPO / 'test' / 'nodes' / 'talker.py'), str(log), name='launcher')
+    wait_for(lambda: 'node pid' in launcher.output and log.is_file() and 'talker up' in log.read_text(), 60,
+             what='the talker to start')
+    pid = int(re.search(r'node pid (\d+)', launcher.output).group(1))
+    os.kill(launcher.proc.pid, signal.SIGKILL)     # the node, in a session of its own, gets no signal
+    launcher.proc.wait(30)
+    try:
+        wait_for(lambda: not process_alive(pid), 60, what='the node to notice its launcher is gone and stop')
+    finally:
+        if process_alive(pid):
+            os.kill(pid, signal.SIGKILL)
+    assert 'is gone: stopping' in log.read_text(), log.read_text()
+
+
 def test_a_killed_node_leaves_no_shared_memory(spawn, prefix: str) -> None:
     """A node that ignores SIGINT and SIGTERM is killed; the runner removes the segments it could not release."""
     shm_before = shm_segments()

@@ -45,6 +45,7 @@ from ..core.memory.config import MemoryConfig
 from ..core.memory.global_state import MergeTree, SgNode
 from ..core.memory.store import KIND_EPISODIC, KIND_SEMANTIC, normalize
 from ..core.topic import TopicData
+from ..env import launched_here
 from .bench import Report
 
 HORIZONS = (('1h', 3600), ('1d', 86400), ('1mo', 30 * 86400), ('6mo', 182 * 86400 + 43200))
@@ -219,7 +220,7 @@ def bench_service(report: Report, folder: pathlib.Path, n_calls: int) -> None:
     domain = 90 + os.getpid() % 10
     params = folder.parent / 'node.yaml'
     params.write_text(f'/**:\n  ros__parameters:\n    memory:\n      memory_dir: "{folder}"\n')
-    env = dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST')
+    env = launched_here(dict(os.environ, ROS_DOMAIN_ID=str(domain), ROS_AUTOMATIC_DISCOVERY_RANGE='LOCALHOST'))
     proc = subprocess.Popen([sys.executable, '-m', 'lightomni_ros.nodes.consolidation', '--ros-args', '-r',
                              '__ns:=/bench', '--params-file', str(params)], env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)

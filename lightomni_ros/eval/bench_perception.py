@@ -23,7 +23,7 @@ import tempfile
 import time
 from typing import Any, Callable, Sequence
 
-from ..env import prepare as prepare_env
+from ..env import launched_here, prepare as prepare_env
 from .bench import Report
 from .perception_media import SPEECH, load_audio, media_dir, wer
 
@@ -66,7 +66,7 @@ def _env(domain: int) -> dict[str, str]:
     env.update({'ROS_DOMAIN_ID': str(domain), 'ROS_AUTOMATIC_DISCOVERY_RANGE': 'LOCALHOST',
                 'PYTHONUNBUFFERED': '1'})
     prepare_env(env)
-    return env
+    return launched_here(env)
 
 
 def _stop(proc: subprocess.Popen) -> None:

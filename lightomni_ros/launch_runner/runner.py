@@ -25,6 +25,7 @@ from typing import Any, Callable, TextIO
 
 import yaml
 
+from ..env import launched_here
 from . import shim, shm
 
 #: a node may be inside one model call when Ctrl-C comes (seconds on a busy CPU); it ends that call, then exits
@@ -291,8 +292,8 @@ class Runner:
 
     def _start_one(self, node: NodeProcess) -> None:
         node.starts += 1
-        node.proc = subprocess.Popen(node.cmd, env=node.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        node.proc = subprocess.Popen(node.cmd, env=launched_here(dict(node.env)), stdout=subprocess.PIPE,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
         node.reader = threading.Thread(target=self._pump, args=(node,), daemon=True)
         node.reader.start()
         what = 'started' if node.starts == 1 else f'respawned (start {node.starts})'

@@ -25,7 +25,7 @@ from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor, Si
 from rclpy.lifecycle import LifecycleNode, LifecycleState
 from rclpy.node import Node
 
-from ..env import prepare as prepare_env
+from ..env import PARENT_ENV, prepare as prepare_env
 
 #: seconds the interpreter may take to exit after the node's clean-up (the launcher's SIGINT grace is 15 s)
 EXIT_GRACE_S = 5.0
@@ -45,6 +45,7 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, *, 
     why = 'the ROS context was shut down (no SIGINT or SIGTERM seen)'
     try:
         node = factory()
+        _stop_when_launcher_gone()
         executor = SingleThreadedExecutor() if threads == 1 else MultiThreadedExecutor(num_threads=threads)
         executor.add_node(node)
         spin_guarded(executor, node)
@@ -80,6 +81,47 @@ def _force_exit_after(name: str, grace_s: float) -> None:
         os._exit(0)
 
     threading.Thread(target=wait_then_exit, name='exit_watchdog', daemon=True).start()
+
+
+def _stop_when_launcher_gone(period_s: float = 1.0) -> None:
+    """Stop as on Ctrl-C once the launcher that started this node (``LIGHTOMNI_PARENT_PID``) is gone.
+
+    Our launchers start each node in a session of its own; a launcher that died without stopping them (a native
+    fault, SIGKILL) would otherwise leave the node running and answering in its ROS domain. Only in a process's
+    main thread (a test driving main() has its own clean-up).
+    """
+    try:
+        launcher = int(os.environ.get(PARENT_ENV, '0'))
+    except ValueError:
+        return
+    if launcher <= 1 or threading.current_thread() is not threading.main_thread():
+        return
+
+    def watch() -> None:
+        while _alive(launcher):
+            time.sleep(period_s)
+        rclpy.logging.get_logger('lightomni_ros.run_node').warning(
+            f'the launcher that started this node (pid {launcher}) is gone: stopping')
+        os.kill(os.getpid(), signal.SIGINT)
+
+    threading.Thread(target=watch, name='launcher_watch', daemon=True).start()
+
+
+def _alive(pid: int) -> bool:
+    """Whether process ``pid`` exists and has not exited (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        with open(f'/proc/{pid}/stat') as f:
+            return f.read().rsplit(') ', 1)[1].split()[0] != 'Z'
+    except FileNotFoundError:
+        return False
+    except (OSError, IndexError):       # no /proc: whether a signal could reach it
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
 
 
 def _note_signals() -> list[str]:
