@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterable
 from lightomni_ros.dds import apply_defaults as apply_dds_defaults
 from lightomni_ros.launch_runner import shm
 from lightomni_ros.nodes.common import BackgroundNode
+from lightomni_ros.nodes.process import process_alive  # noqa: F401 - the tests check processes with it
 
 REPO = pathlib.Path(__file__).resolve().parents[1]
 _counter = itertools.count()
@@ -164,15 +165,6 @@ def shm_segments() -> set[str]:
 def orphan_shm_segments(before: set[str]) -> set[str]:
     """Fast DDS segments created since ``before`` that no live process holds (left behind by a dead one)."""
     return shm.orphans(before)
-
-
-def process_alive(pid: int) -> bool:
-    """Whether ``pid`` exists and is not a zombie."""
-    try:
-        with open(f'/proc/{pid}/stat') as f:
-            return f.read().split(') ', 1)[1].split()[0] != 'Z'
-    except (FileNotFoundError, IndexError):
-        return False
 
 
 def make_ament_prefix(root: pathlib.Path, package: str, executables: dict[str, pathlib.Path]) -> pathlib.Path:

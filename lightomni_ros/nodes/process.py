@@ -98,7 +98,7 @@ def _stop_when_launcher_gone(period_s: float = 1.0) -> None:
         return
 
     def watch() -> None:
-        while _alive(launcher):
+        while process_alive(launcher):
             time.sleep(period_s)
         rclpy.logging.get_logger('lightomni_ros.run_node').warning(
             f'the launcher that started this node (pid {launcher}) is gone: stopping')
@@ -107,21 +107,13 @@ def _stop_when_launcher_gone(period_s: float = 1.0) -> None:
     threading.Thread(target=watch, name='launcher_watch', daemon=True).start()
 
 
-def _alive(pid: int) -> bool:
+def process_alive(pid: int) -> bool:
     """Whether process ``pid`` exists and has not exited (a zombie, dead but not yet reaped, counts as gone)."""
     try:
         with open(f'/proc/{pid}/stat') as f:
-            return f.read().rsplit(') ', 1)[1].split()[0] != 'Z'
-    except FileNotFoundError:
+            return f.read().rsplit(') ', 1)[1].split()[0] != 'Z'     # the name in parentheses may hold ') '
+    except (FileNotFoundError, IndexError):
         return False
-    except (OSError, IndexError):       # no /proc: whether a signal could reach it
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
 
 
 def _note_signals() -> list[str]:

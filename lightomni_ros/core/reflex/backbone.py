@@ -280,7 +280,7 @@ class Int8Weights:
     blocks are on a coarse grid already), activations quantized as they come. LoRA layers (``lora_*``) stay float:
     they are the small trained part, and peft reads their weights' dtype. Made after the adapters are attached, so
     peft wraps the float layers it knows and calls either kind as its base layer. The float layers are kept for the
-    passes whose outputs were trained on float hidden states (the reflex heads).
+    passes whose outputs were trained on float hidden states (the reflex heads: see ``adapters.FLOAT_ROLES``).
     """
 
     def __init__(self, model: torch.nn.Module) -> None:
