@@ -55,6 +55,11 @@ class BackboneConfig:
                                        'the most likely whole one whose facts all pass the checks (0 or 1: off). '
                                        'Sleep time only; about two more greedy decodes, only for those segments.',
                                     min=0)
+    memory_json_shape: bool = param(True, 'Hold the memory pass to the Topic JSON at every decode step: it takes the '
+                                          'most likely of the 16 most likely tokens that keeps its reply a prefix of '
+                                          'the JSON (keys in order, a string or a list where each belongs), and ends '
+                                          'only once the object is whole. A reply cut by the token budget or a loop '
+                                          'stays partly read. Sleep time only.')
     memory_read_alone: bool = param(True, 'When one speaker said two or more statements and the memory pass kept '
                                           'facts of fewer, read each statement no fact tells of alone (a greedy pass '
                                           'of its own) and add its facts that pass the checks. Sleep time only.')

@@ -43,6 +43,7 @@ from .answering import (DONT_KNOW, UNANSWERED, answering, confirmation, extracti
 from .grounding import (NO_ANSWER, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, opens_refusal, promises_to_keep, prose_problem, quoting_within, reply_problem,
                         unsupported)
+from .jsonshape import keeper
 from .latent import LatentHeads, fused_query, heads_embedder
 from .people import people_answer, people_window, who_am_i
 from .placement import misplaced, placing_within
@@ -546,15 +547,25 @@ class ReflexEngine:
             parts = P.memory_parts(self.backbone, seg, names, omni_parts=omni, opening=opening)
             hidden, cache, plen, end = self.prefill('memory', parts, active)
             limit = limit or self.cfgs.backbone.memory_max_new_tokens
+            keep = self._memory_keep(opening)
             try:
                 if width > 1:
-                    readings, interrupted = gen.beam_decode(self.backbone, hidden[-1:], cache, end, limit, width, stop)
+                    readings, interrupted = gen.beam_decode(self.backbone, hidden[-1:], cache, end, limit, width, stop,
+                                                            keep=keep)
                 else:
-                    ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end, limit, stop)
+                    ids, interrupted = gen.greedy_decode(self.backbone, hidden[-1:], cache, end, limit, stop,
+                                                         keep=keep)
                     readings = [ids]
             finally:
                 crop_to(cache, plen)
         return None if interrupted else readings
+
+    def _memory_keep(self, opening: str) -> Callable[[list[int]], bool] | None:
+        """The memory reply held to the Topic JSON's shape (``backbone.memory_json_shape``), or None."""
+        if not self.cfgs.backbone.memory_json_shape:
+            return None
+        tok = self.backbone.tokenizer
+        return keeper(tok.decode, '{' + opening, set(getattr(tok, 'eos_ids', set())))
 
     def _saw_frames(self, seg: SegmentInput) -> bool:
         return self.backbone.kind == 'omni' and bool(seg.frames)
@@ -598,7 +609,8 @@ class ReflexEngine:
                     crop_to(cache, plen)
                 rows.append(gen.PrefilledRow(hidden_last=hidden[-1:], keys=keys, values=values, offset=end))
             ids, interrupted = gen.greedy_decode_batch(
-                self.backbone, cache, rows, max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop)
+                self.backbone, cache, rows, max_new_tokens or self.cfgs.backbone.memory_max_new_tokens, stop,
+                keeps=[self._memory_keep(opening) for opening in openings])
         if interrupted:
             return None
         topics = []

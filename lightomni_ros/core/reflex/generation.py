@@ -130,13 +130,15 @@ def suffix_kv(cache, start: int) -> tuple[list[torch.Tensor], list[torch.Tensor]
 
 @torch.no_grad()
 def greedy_decode_batch(backbone, prefix_cache, rows: list[PrefilledRow], max_new_tokens: int,
-                        stop: Callable[[], bool] | None = None) -> tuple[list[list[int]], bool]:
+                        stop: Callable[[], bool] | None = None,
+                        keeps: list[Callable[[list[int]], bool] | None] | None = None) -> tuple[list[list[int]], bool]:
     """Greedy tokens for several prompts that share ``prefix_cache``, decoded together; returns (ids, interrupted).
 
     Each row's suffix sits after the shared prefix, right-padded to the longest; the padding is masked out and each
     row keeps its own positions, so every row decodes as it would alone (up to float rounding) while a decode step
     costs about one step of a single prompt on a memory-bound CPU. ``prefix_cache`` is not changed. A looping row
-    ends where its loop began (:func:`loop_excess`).
+    ends where its loop began (:func:`loop_excess`); ``keeps`` holds each row to its constraint as
+    :func:`greedy_decode`'s ``keep`` does.
     """
     from transformers import DynamicCache
 
@@ -163,12 +165,14 @@ def greedy_decode_batch(backbone, prefix_cache, rows: list[PrefilledRow], max_ne
     done = [False] * k
     logits = backbone.logits(torch.cat([r.hidden_last[-1:] for r in rows]))
     offsets = torch.tensor([r.offset for r in rows], dtype=torch.long, device=dev)
+    keeps = keeps or [None] * k
     for i in range(max_new_tokens):
         nxt = torch.argmax(logits, dim=-1)
         for j in range(k):
             if done[j]:
                 continue
-            t = int(nxt[j])
+            t = _kept_token(logits[j], ids[j], keeps[j]) if keeps[j] is not None else int(nxt[j])
+            nxt[j] = t
             if t in eos:
                 done[j] = True
                 continue
@@ -192,13 +196,15 @@ def greedy_decode_batch(backbone, prefix_cache, rows: list[PrefilledRow], max_ne
 @torch.no_grad()
 def beam_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new_tokens: int, width: int,
                 stop: Callable[[], bool] | None = None,
-                end_token: Callable[[int], bool] | None = None) -> tuple[list[list[int]], bool]:
+                end_token: Callable[[int], bool] | None = None,
+                keep: Callable[[list[int]], bool] | None = None) -> tuple[list[list[int]], bool]:
     """The ``width`` most likely replies after a prefilled prompt, best first; returns (replies, interrupted).
 
     A beam search over ``width`` hypotheses decoded together (one batched step costs about one greedy step on a
     memory-bound CPU); a reply is ranked by its mean token log-probability, so a short one is not preferred for
     being short. ``cache`` (the prompt's) is not changed: the beams decode on a copy. A reply ends where a greedy one
-    would (end of turn, ``end_token``, a loop).
+    would (end of turn, ``end_token``, a loop). With ``keep`` (see :func:`greedy_decode`) a beam grows only by
+    tokens ``keep`` accepts, among the KEEP_TOP_K * ``width`` most likely (an end token too: a refused end is no end).
     """
     from transformers import DynamicCache
 
@@ -222,9 +228,11 @@ def beam_decode(backbone, hidden_last: torch.Tensor, cache, offset: int, max_new
         total = (scores[:, None] + logp).view(-1)
         vocab = logp.shape[-1]
         rows, nxt, kept = [], [], []
-        for flat in torch.topk(total, min(2 * width, total.numel())).indices.tolist():
+        for flat in torch.topk(total, min((KEEP_TOP_K if keep else 2) * width, total.numel())).indices.tolist():
             row, tok = divmod(flat, vocab)
             ids, score = live[row], float(total[flat])
+            if keep is not None and not keep(ids + [tok]):
+                continue
             if tok in eos or (end_token is not None and ids and end_token(tok)):
                 finish(ids, score)
                 continue
