@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from lightomni_ros.core.reflex.placement import misplaced, placements, placing_within, plural, with_placements
+from lightomni_ros.core.reflex.placement import (misplaced, placed_by_sight, placements, placing_within, plural,
+                                                 with_placements)
 from lightomni_ros.core.reflex.sleep import topic_from_reply
 from lightomni_ros.core.reflex.types import MemoryItem, SegmentInput
 from lightomni_ros.core.segment import SpeakerTurn
@@ -91,6 +92,28 @@ def test_the_memory_pass_adds_the_placement_the_adapter_missed_and_names_its_own
     assert topic.dropped == ["<face_1>'s breakfast is on the table."]
     off = topic_from_reply(seg, '', reply, names={'<face_1>': 'Ana'}, placements=False)
     assert off.semantic == [] and off.placed == 0
+
+
+def test_a_thing_is_not_put_where_only_a_frame_label_says() -> None:
+    """The place of a thing is said; a label of the frame moves nothing there, while a person may be seen there."""
+    seg = SegmentInput(segment_id=5, start=0.0, end=3.0, transcript='I dropped my notebook on top of the fridge.',
+                       face_ids=['<face_2>', '<face_1>'], speaker_face='<face_2>', visual_tags=['dining table'])
+    reply = ('{"visual": "<face_2> talking, <face_1>; dining table", "semantic": ["<face_2> has a notebook on the '
+             'table.", "<face_2>\'s notebook is on top of the fridge.", "<face_2> is at the dining table."]}')
+    topic = topic_from_reply(seg, '', reply)
+    assert topic.semantic == ["<face_2>'s notebook is on top of the fridge.", '<face_2> is at the dining table.']
+    assert topic.dropped == ['<face_2> has a notebook on the table.']
+    cafe = SegmentInput(segment_id=6, start=0.0, end=3.0, transcript='Rahul, the new cafe was a mess, if you ask me.',
+                        face_ids=['<face_3>'], speaker_face='<face_3>', visual_tags=['balcony'])
+    assert placed_by_sight('The new cafe is at the balcony.', {'balcony'})
+    assert 'The new cafe is at the balcony.' in topic_from_reply(
+        cafe, '', '{"visual": "<face_3> talking; balcony", "semantic": ["The new cafe is at the balcony."]}').dropped
+    # said, the same place stands: the label is no evidence against it
+    said = SegmentInput(segment_id=7, start=0.0, end=3.0, transcript='I left the notebook on the table.',
+                        face_ids=['<face_2>'], speaker_face='<face_2>', visual_tags=['dining table'])
+    assert topic_from_reply(said, '', '{"visual": "<face_2> talking", "semantic": ["The notebook is on the table."]}'
+                            ).semantic == [
+        'The notebook is on the table.']
 
 
 def test_a_broadcast_places_nothing_of_its_own() -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from typing import Callable, Sequence
+from typing import AbstractSet, Callable, Sequence
 
 from ..text import CALENDAR_WORDS, sentences
 from .attribution import PERSON_ID
@@ -154,6 +154,22 @@ def _part_of(fact: str, p: Placement) -> bool:
     words, where = fact_stems(fact), fact_stems(p.where)
     names = {stem(w.lower()) for w in re.findall(r"\b[A-Z][a-z]+", fact)}
     return bool(where - words) and not words - where - fact_stems(p.thing) - names
+
+
+#: a place a fact puts something at: the preposition and its words to the end of the clause
+_FACT_PLACE = re.compile(rf"\b(?:{_PREPS}|at)\s+(?P<place>[^,.;!?]+)", re.I)
+
+
+def placed_by_sight(fact: str, seen_only: AbstractSet[str]) -> bool:
+    """Whether ``fact`` puts something at a place only a frame label gives (``seen_only``: label words nobody said).
+
+    "I dropped my notebook on top of the fridge" in a frame labelled "dining table": the adapter's "<face_2> has a
+    notebook on the table." moves the thing said onto the thing seen, and "The new cafe is at the balcony." after a
+    view on the new cafe, in a frame labelled "balcony", invents where it is. No fact of the training data takes a
+    word from the labels alone; where a person is, when seen, is :func:`~.sleep.place_heard`'s to judge.
+    """
+    return any({w.split("'")[0] for w in content_words(m.group('place'))} & seen_only
+               for m in _FACT_PLACE.finditer(fact))
 
 
 def misplaced(reply: str, memories: Sequence[MemoryItem]) -> str:

@@ -25,7 +25,7 @@ from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
 from .attribution import MY, PERSON_ID, as_opinion, attributed, in_third_person, one_speaker, said_names, talkers
 from .grounding import asks, asks_to_keep, content_words, promises_to_keep, stem, supported
-from .placement import with_placements
+from .placement import placed_by_sight, with_placements
 from .schedule import with_schedule
 from .types import SegmentInput
 
@@ -363,6 +363,12 @@ _PERSON_AT = re.compile(r"\b(?:i'm|i am|i was|i'll be|we're|we are|we were|he's|
                         r"they're|they are)\s+(?:still\s+|now\s+|already\s+)?$", re.I)
 
 
+def person_at(fact: str, people: set[str]) -> bool:
+    """Whether ``fact`` says where a person is ("<face_1> is in the garden."; ``people``: lower-case names)."""
+    m = _AT_PLACE.match(fact.strip())
+    return bool(m) and bool(PERSON_ID.fullmatch(m.group(1)) or m.group(1).lower() in people)
+
+
 def place_heard(fact: str, words: str, people: set[str], labels: Sequence[str] = ()) -> bool:
     """Whether a fact that puts a person somewhere was said of that person, not of a thing.
 
@@ -374,7 +380,7 @@ def place_heard(fact: str, words: str, people: set[str], labels: Sequence[str] =
     in the garden." with the label "garden").
     """
     m = _AT_PLACE.match(fact.strip())
-    if not m or not (PERSON_ID.fullmatch(m.group(1)) or m.group(1).lower() in people):
+    if not m or not person_at(fact, people):
         return True
     if any(re.search(rf"\b{re.escape(label)}\b", m.group(2), re.I) for label in labels if label.strip()):
         return True
@@ -511,7 +517,9 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     could use some espresso" (:func:`~..text.said_as_name`), nor a fact that ends at "called"; a calendar
     word is a name only where an introduction gives it ("I'm April"), and a name the words only call out ("Sofia, I
     really enjoyed the cafe.") is the one addressed, given to nobody. A hometown fact needs its town said as one
-    (:func:`town_heard`), a place a person is at one said of them, not of a thing (:func:`place_heard`: "Tariq is
+    (:func:`town_heard`), a place a thing is at one said, not a frame label alone (:func:`~.placement.placed_by_sight`:
+    "<face_2> has a notebook on the table." after "I dropped my notebook on top of the fridge" in view of a dining
+    table), a place a person is at one said of them or seen, not said of a thing (:func:`place_heard`: "Tariq is
     under the bed." after "I'm Tariq, ... the thermos is under the bed."), what a person has one said as owned, not
     as what they are (:func:`owned_heard`: "Tariq has a photographer." after "I have been a photographer"), a trade
     one said as what someone is (:func:`trade_heard`: not "Joe works as a robot." after "Hello, Robot"), an allergy
@@ -538,6 +546,7 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     called = set(said_names(seg.utterance, names)[1]) - introduced
     # a fact needs a word besides the forms and people's names: "Sofia likes to drink." tells nothing
     names_here = {n.lower() for n in introduced | called} | in_view | {n.lower() for n in (names or {}).values() if n}
+    people = in_view | {n.lower() for n in introduced}
     kept, dropped = [], []
     for fact in facts:
         words = {w.split("'")[0] for w in content_words(PERSON_ID.sub(' ', fact))} - in_view - FORM_WORDS
@@ -547,7 +556,8 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
               and not _NO_STATEMENT.match(fact)
               and set(PERSON_ID.findall(fact)) <= there
               and all(supported(w, heard) for w in words) and town_heard(fact, seg.utterance)
-              and place_heard(fact, seg.utterance, in_view | {n.lower() for n in introduced}, seg.visual_tags)
+              and place_heard(fact, seg.utterance, people, seg.visual_tags)
+              and (person_at(fact, people) or not placed_by_sight(fact, seen_only))
               and owned_heard(fact, seg.utterance) and trade_heard(fact, seg.utterance)
               and allergy_heard(fact, seg.utterance) and birthday_heard(fact, seg.utterance)
               and (words - names_here - (seen_only if ';' in fact else set()) or bool(_NAMED.search(fact)))
