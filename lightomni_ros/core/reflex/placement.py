@@ -166,10 +166,14 @@ def placed_by_sight(fact: str, seen_only: AbstractSet[str]) -> bool:
     "I dropped my notebook on top of the fridge" in a frame labelled "dining table": the adapter's "<face_2> has a
     notebook on the table." moves the thing said onto the thing seen, and "The new cafe is at the balcony." after a
     view on the new cafe, in a frame labelled "balcony", invents where it is. No fact of the training data takes a
-    word from the labels alone; where a person is, when seen, is :func:`~.sleep.place_heard`'s to judge.
+    word from the labels alone. A label may still tell more of a place said ("in the bedroom drawer" for "in the
+    drawer" in a bedroom), and where a person is, when seen, is :func:`~.sleep.place_heard`'s to judge.
     """
-    return any({w.split("'")[0] for w in content_words(m.group('place'))} & seen_only
-               for m in _FACT_PLACE.finditer(fact))
+    for m in _FACT_PLACE.finditer(fact):
+        words = {w.split("'")[0] for w in content_words(m.group('place'))}
+        if words and words <= seen_only:
+            return True
+    return False
 
 
 def misplaced(reply: str, memories: Sequence[MemoryItem]) -> str:
