@@ -1477,6 +1477,19 @@ def test_a_reply_the_check_refuses_is_replaced_by_a_grounded_beam_reply(engine, 
     assert d.response_source == 'extractive' and 'blue bowl' in d.response, d
 
 
+def test_a_reply_that_calls_the_robot_by_name_is_words_said_to_it_and_refused(engine, monkeypatch):
+    """A memory of what someone told the robot, copied whole, is no answer: the beam's own reply is said."""
+    from lightomni_ros.core.reflex.addressing import calls_robot_back
+    tok = engine.backbone.tokenizer
+    copied, own = 'Okay robot, Ana keeps her keys in the blue bowl.', 'Your keys are in the blue bowl.'
+    monkeypatch.setattr(generation, 'greedy_decode', lambda *a, **k: (tok.encode(copied), False))
+    monkeypatch.setattr(generation, 'beam_decode', lambda *a, **k: ([tok.encode(copied), tok.encode(own)], False))
+    d = engine.decide(question(typed=True), 0.5, 0.5, 12, 4)
+    assert d.response == own and d.response_source == 'generated', d
+    assert any('calls the robot by its name' in n for n in d.notes), d.notes
+    assert not calls_robot_back('I am a robot, and your keys are in the blue bowl.', ('robot',))
+
+
 def test_a_claim_no_memory_answers_is_refused_without_a_second_chance(engine, monkeypatch):
     """Asked what no memory answers, a claim is refused at once: only a refusal could pass a beam search's check."""
     tok = engine.backbone.tokenizer

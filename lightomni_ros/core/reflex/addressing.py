@@ -83,6 +83,16 @@ def calls_robot(text: str, words: tuple[str, ...]) -> bool:
     return False
 
 
+def calls_robot_back(reply: str, words: tuple[str, ...]) -> str:
+    """Why a reply is words said to the robot, not its own: it calls the robot by name ('' when it does not).
+
+    "Okay robot, note that the torch is on top of the fridge." answered "what did they say on TV about the ferry?":
+    a memory of what someone told the robot, copied whole. The robot does not call itself; "I am a robot." names it
+    as a thing (:func:`calls_robot`).
+    """
+    return 'reply calls the robot by its name: words said to it, copied' if calls_robot(reply, words) else ''
+
+
 def calls_other(text: str, names: list[str]) -> str:
     """The name among ``names`` that ``text`` opens or closes with as a call ("Ana, ...", "..., Ana?"); else ''."""
     called = {n.lower(): n for n in names if n}

@@ -32,7 +32,7 @@ from ..topic import TopicData
 from . import generation as gen
 from . import prompts as P
 from .adapters import AdapterSet, find_trained
-from .addressing import AddressGate, calls_other, wake_words
+from .addressing import AddressGate, calls_other, calls_robot_back, wake_words
 from .backbone import Backbone, Int8Weights, Part, assemble, cache_kwargs, load_backbone
 from .cache import FeatureCache, PrefixCache, PrefixEntry, copy_cache, crop_to
 from .config import (AdapterConfig, BackboneConfig, CacheConfig, ExportConfig, LatentConfig, PruningConfig,
@@ -778,6 +778,7 @@ class ReflexEngine:
                 # keys" from "my house keys" and another's "at home"), and tell of what was asked; a refusal must not
                 # be said over a memory that answers
                 return reply_problem(text, seg.utterance, memories, rc.grounding_min_overlap, asked) or \
+                    calls_robot_back(text, robot_names) or \
                     misspelled_name(text, memories, seg.utterance) or \
                     unknown_person(text, memories, seg.utterance) or \
                     unanswered_claim(text, seg.utterance, memories, robot_names, asked, told) or \
