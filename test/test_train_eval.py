@@ -102,6 +102,18 @@ def test_memory_pass_scores() -> None:
     assert not A.matches('bluer drawers', ['blue drawer']) and not A.matches('anything', [])
     assert A.matches('Sofia enjoys painting watercolours.', ['watercolour']) and A.has('two boxes', 'box')
     assert not A.has('keystone', 'key') and not A.has('a blue drawer', 'blue draw')
+    timed = [A.SegmentRun(_rec(), False, topic=_topic([]), sleep_seconds=t) for t in (1.0, 2.0, 3.0)]
+    assert A.memory_pass_metrics(timed)['sleep_s'] == {'n': 3, 'p50': 2.0, 'p95': 2.9}
+
+
+def test_a_run_sets_engine_parameters_as_config_names_them() -> None:
+    """``--param`` items become the engine's sections; another section, no dot or no ``:=`` is refused."""
+    assert A.parse_params(['backbone.memory_json_shape:=false', 'backbone.memory_retry_beams:=2',
+                           'response.grounding_check:=true']) == {
+        'backbone': {'memory_json_shape': False, 'memory_retry_beams': 2}, 'response': {'grounding_check': True}}
+    for bad in ('latent.speech_threshold:=0.5', 'memory_json_shape:=false', 'backbone.memory_json_shape=false'):
+        with pytest.raises(ValueError, match='SECTION|backbone/response'):
+            A.parse_params([bad])
 
 
 def test_answer_and_decision_scores() -> None:

@@ -19,7 +19,8 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
   ``second_readings`` (passes whose stored Topic is a beam reading kept on a second look, ``sleep.reread``),
   ``read_alone`` (passes that read statements no fact told of alone, ``sleep.untold``) and ``placed_by_rule``
   (passes that stored where a thing was put, read by rule, ``placement.with_placements``) and ``timed_by_rule`` (when
-  an event is, ``schedule.with_schedule``);
+  an event is, ``schedule.with_schedule``); ``sleep_s``: seconds of sleep-time work per segment (its memory pass and
+  consolidation, n / p50 / p95; the evaluation runs one thing at a time, so these are warm, uncontended figures);
 - ``answers`` (questions to the robot): ``accuracy`` (answerable questions whose spoken reply holds every gold
   keyword and no superseded value), ``refusal`` (unanswerable questions answered "I don't know" / "I don't remember
   that"), ``grounded`` (replies whose content words all occur in the question or the retrieved memories, as
@@ -37,6 +38,9 @@ too (decisions only: they are not stored). Printed, and written with ``--json PA
   the question names, read by the engine), ``summary_coverage`` (the window's gold facts the reply names) and
   ``generated`` (replies the generation adapter wrote, not the quoted events); ``time_range.today`` the same figures
   for "tell me what happened today." (the whole stream: more events than a summary names).
+
+``--param backbone.memory_json_shape:=false`` (any ``backbone.*`` or ``response.*`` parameter) runs with one setting
+changed, to measure what it does; ``run.params`` records it.
 """
 
 from __future__ import annotations
@@ -48,10 +52,11 @@ import json
 import logging
 import pathlib
 import re
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from .templates import TEMPLATES
 
@@ -91,6 +96,7 @@ class SegmentRun:
     p_speech: float = 0.0
     seconds: float = 0.0      # the decision and its reply, warm (one model call at a time)
     shown: list[str] = field(default_factory=list)          # texts the response prompt showed (Decision.shown_ids)
+    sleep_seconds: float = 0.0      # the sleep-time work after it: the memory pass and its consolidation
 
 
 def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
@@ -144,7 +150,8 @@ def memory_pass_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
             'visual_replaced': replaced / max(1, valid + repaired), 'repaired': repaired / max(1, len(passes)),
             'second_readings': second / max(1, len(passes)), 'read_alone': alone / max(1, len(passes)),
             'placed_by_rule': placed / max(1, len(passes)), 'timed_by_rule': timed / max(1, len(passes)),
-            'gold_facts': gold_n, 'stored_facts': pred_n}
+            'gold_facts': gold_n, 'stored_facts': pred_n,
+            'sleep_s': seconds_at([r.sleep_seconds for r in passes])}
 
 
 def uninflected(word: str) -> str:
@@ -214,15 +221,22 @@ def answer_metrics(runs: Sequence[SegmentRun]) -> dict[str, Any]:
                       'confirmations': sum(promises_to_keep(r.response) for r in noisy)}}
 
 
-def latency_by_source(spoken: Sequence[SegmentRun]) -> dict[str, dict[str, float]]:
-    """Decision-to-reply seconds of the spoken replies per response source (p50, p95, n)."""
+def seconds_at(values: Sequence[float]) -> dict[str, float]:
+    """n, p50 and p95 of ``values`` (seconds, rounded to ms; zeros when there are none)."""
     import numpy as np
 
+    if not values:
+        return {'n': 0, 'p50': 0.0, 'p95': 0.0}
+    return {'n': len(values), 'p50': round(float(np.percentile(values, 50)), 3),
+            'p95': round(float(np.percentile(values, 95)), 3)}
+
+
+def latency_by_source(spoken: Sequence[SegmentRun]) -> dict[str, dict[str, float]]:
+    """Decision-to-reply seconds of the spoken replies per response source (p50, p95, n)."""
     by: dict[str, list[float]] = {}
     for r in spoken:
         by.setdefault(r.source or 'unknown', []).append(r.seconds)
-    return {k: {'n': len(v), 'p50': round(float(np.percentile(v, 50)), 3), 'p95': round(float(np.percentile(v, 95)), 3)}
-            for k, v in sorted(by.items())}
+    return {k: seconds_at(v) for k, v in sorted(by.items())}
 
 
 def decision_metrics(runs: Sequence[SegmentRun], threshold: float | None = None) -> dict[str, Any]:
@@ -355,10 +369,12 @@ def run_stream(engine: Any, records: list[dict[str, Any]], memory_dir: pathlib.P
                 took = time.perf_counter() - t0
                 memories = list(rec_mem.last) + _recent(engine)
                 shown = _shown(act.shown_ids, rec_mem, engine)
+                t0 = time.perf_counter()
                 ev = agent.advance(seg.end + 1.0)
+                slept = time.perf_counter() - t0
                 topic = next((t for _, t in ev.topics if t.segment_id == sid), None)
                 runs.append(SegmentRun(rec, act.speak, act.response, act.response_source, memories, topic,
-                                       list(act.notes), act.p_speech, took, shown))
+                                       list(act.notes), act.p_speech, took, shown, slept))
             if progress is not None:
                 progress.update(1)
         if windows is not None and records:
@@ -425,13 +441,40 @@ def ask_windows(agent: Any, rec_mem: RecordingMemory, records: Sequence[dict[str
     return out
 
 
+#: the engine's sections a run may set (``--param``): how the memory pass reads, how replies are made
+PARAM_SECTIONS = ('backbone', 'response')
+
+
+def parse_params(items: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``section.name:=value`` items -> {section: {name: value}}, values read as YAML ("false" -> False).
+
+    Only :data:`PARAM_SECTIONS`; a name the section does not have is refused when the engine is built.
+    """
+    import yaml
+
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        name, sep, value = item.partition(':=')
+        section, dot, key = name.partition('.')
+        if not sep or not dot or section not in PARAM_SECTIONS or not key:
+            raise ValueError(f'an engine parameter is one of {"/".join(PARAM_SECTIONS)}.NAME:=VALUE '
+                             f'(as in config/reflex.yaml), got {item!r}')
+        out.setdefault(section, {})[key] = yaml.safe_load(value)
+    return out
+
+
 def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, streams: int = 0, threads: int = 0,
              noisy: Sequence[str] = ('asr',), engine: Any = None, configs: Any = None, progress: bool = True,
-             pack: str = '', skip: int = 0) -> dict[str, Any]:
-    """Replay the held-out streams (``streams`` of them after the first ``skip``; 0: all); return every figure."""
+             pack: str = '', skip: int = 0, params: Mapping[str, Mapping[str, Any]] | None = None) -> dict[str, Any]:
+    """Replay the held-out streams (``streams`` of them after the first ``skip``; 0: all); return every figure.
+
+    ``params`` ({section: {name: value}}, :func:`parse_params`) sets the engine's backbone and response parameters
+    for the run (the shipped defaults otherwise).
+    """
     from tqdm import tqdm
 
-    from ..core.reflex.config import BackboneConfig
+    from ..core.config import from_dict
+    from ..core.reflex.config import BackboneConfig, ResponseConfig
     from ..core.reflex.engine import EngineConfigs, ReflexEngine
     from .synth import load_split
 
@@ -445,7 +488,11 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, stre
         from .train import load_text_embedder
 
         # the memory core's embedder: the facade's consolidation indexes with it, the engine reuses it
-        engine = ReflexEngine(EngineConfigs(backbone=BackboneConfig(device='cpu', threads=threads, pack=pack),
+        params = params or {}
+        backbone = from_dict(BackboneConfig, {'device': 'cpu', 'threads': threads, 'pack': pack,
+                                              **params.get('backbone', {})})
+        engine = ReflexEngine(EngineConfigs(backbone=backbone, response=from_dict(ResponseConfig,
+                                                                                  params.get('response')),
                                             models_dir=str(models_dir)), embedder=load_text_embedder())
     total = sum(len(by_stream[s]) for s in chosen)
     t0 = time.time()
@@ -460,6 +507,7 @@ def evaluate(split_dir: str | pathlib.Path, models_dir: str | pathlib.Path, stre
     day = [w for w in windows if w.question.endswith(TEMPLATES['heldout']['ask_window'][1])]
     res['time_range'] = time_range_metrics([w for w in windows if w not in day]) | {'today': time_range_metrics(day)}
     res['run'] = {'streams': len(chosen), 'stream_ids': chosen, 'segments': len(runs), 'noisy_kinds': list(noisy),
+                  'params': {k: dict(v) for k, v in (params or {}).items()},
                   'seconds': round(time.time() - t0, 1), 'adapters': engine.adapters.describe(),
                   'heads': engine.heads.source, 'backbone': engine.backbone.describe().get('name')}
     res['_runs'] = runs
@@ -483,8 +531,10 @@ def print_report(res: dict[str, Any]) -> None:
         v = res[sec][name]
         print(f'  {key:<32} {v if isinstance(v, int) else f"{v:.3f}":>8}   target {target}')
     a, d = res['answers'], res['decisions']
-    print(f'  memory pass: {res["memory_pass"]["visual_replaced"]:.3f} of the descriptions of what was seen were not '
-          f'what the segment showed (the rule\'s used instead)')
+    m = res['memory_pass']
+    print(f'  memory pass: {m["visual_replaced"]:.3f} of the descriptions of what was seen were not what the segment '
+          f'showed (the rule\'s used instead); sleep-time work a segment (the pass and its consolidation) p50 '
+          f'{m["sleep_s"]["p50"]:.3f} p95 {m["sleep_s"]["p95"]:.3f} s (n={m["sleep_s"]["n"]})')
     print(f'  questions: {a["answerable"]} answerable, {a["unanswerable"]} unanswerable; replies by source '
           f'{json.dumps(a["by_source"])}; grounded word for word (no inflection taken off) {a["grounded_exact"]:.3f}')
     print('  reply latency (decision + reply, warm, s): ' + ', '.join(
@@ -541,6 +591,9 @@ def register_area(areas: argparse._SubParsersAction) -> None:
     a.add_argument('--threads', type=int, default=0, help='torch CPU threads (0: torch default)')
     a.add_argument('--pack', default='', help='text backbone pack in the models dir (e.g. gemma-3-270m; default: '
                                               'the first one found, SmolLM2)')
+    a.add_argument('--param', nargs='*', default=[], metavar='SECTION.NAME:=VALUE',
+                   help='set an engine parameter for this run, as config/reflex.yaml names it (backbone.* or '
+                        'response.*), e.g. backbone.memory_json_shape:=false')
     a.set_defaults(func=run)
 
 
@@ -551,6 +604,11 @@ def run(args: argparse.Namespace) -> int:
     from .train import default_synth_configs
 
     train_cfg, heldout_cfg = default_synth_configs()
+    try:
+        params = parse_params(args.param)
+    except ValueError as e:
+        print(f'error: {e}', file=sys.stderr)
+        return 2
     if args.data:
         data = args.data
     elif args.heldout_streams and args.heldout_streams != heldout_cfg.streams:
@@ -558,7 +616,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         data = ensure_splits(default_data_dir(), train_cfg, heldout_cfg)['heldout']
     res = evaluate(data, args.models_dir or str(default_models_dir(args.pack)), args.streams, args.threads,
-                   pack=args.pack, skip=args.skip_streams)
+                   pack=args.pack, skip=args.skip_streams, params=params)
     runs, windows = res.pop('_runs'), res.pop('_windows')
     print_report(res)
     if args.records:
