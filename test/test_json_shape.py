@@ -12,7 +12,7 @@ import torch
 from lightomni_ros.core.reflex import generation
 from lightomni_ros.core.reflex.config import BackboneConfig
 from lightomni_ros.core.reflex.engine import EngineConfigs, ReflexEngine
-from lightomni_ros.core.reflex.jsonshape import MEMORY_SHAPE, ShapeParser, keeper
+from lightomni_ros.core.reflex.jsonshape import MEMORY_BANNED, MEMORY_SHAPE, ShapeParser, keeper
 from lightomni_ros.core.reflex.sleep import memory_opening
 from lightomni_ros.core.reflex.types import SegmentInput
 
@@ -77,6 +77,12 @@ def test_the_keep_takes_the_next_best_token_that_keeps_the_shape_and_ends_only_a
     logits[brace], logits[bracket] = 5.0, 4.0
     assert generation._kept_token(logits, ids, keep) == bracket
     assert generation._kept_token(logits, ids, None) == brace, 'unheld, the most likely'
+    # a bracket inside a string is a string the model never closed: the closing quote is taken instead
+    copied = tokenizer.encode('", "semantic": ["<face_4>, <face_2>; sofa')
+    shut, quote = tokenizer.encode(']}')[0], tokenizer.encode('"]}')[0]
+    assert not keep(copied + [shut]) and keep(copied + [quote])
+    assert ShapeParser(shape=MEMORY_SHAPE).feed('{"visual": "a]}') and not ShapeParser(
+        shape=MEMORY_SHAPE, banned=MEMORY_BANNED).feed('{"visual": "a]}'), 'banned only where the keeper says so'
     whole = ids + tokenizer.encode(']}')
     assert keep(whole) and keep(whole + [eos])
     assert keeper(tokenizer.decode, '[', set(tokenizer.eos_ids)) is None, 'a head of another shape: unheld'

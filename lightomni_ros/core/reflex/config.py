@@ -57,7 +57,8 @@ class BackboneConfig:
                                     min=0)
     memory_json_shape: bool = param(True, 'Hold the memory pass to the Topic JSON at every decode step: it takes the '
                                           'most likely of the 16 most likely tokens that keeps its reply a prefix of '
-                                          'the JSON (keys in order, a string or a list where each belongs), and ends '
+                                          'the JSON (keys in order, a string or a list where each belongs, no '
+                                          'bracket or brace inside a string), and ends '
                                           'only once the object is whole. A reply cut by the token budget or a loop '
                                           'stays partly read. Sleep time only.')
     memory_read_alone: bool = param(True, 'When one speaker said two or more statements and the memory pass kept '
