@@ -379,9 +379,9 @@ def place_heard(fact: str, words: str, people: set[str], labels: Sequence[str] =
     is must be said of a person ("I'm in the kitchen", "Ana is in the garden"), or seen (a frame label: "<face_1> is
     in the garden." with the label "garden").
     """
-    m = _AT_PLACE.match(fact.strip())
-    if not m or not person_at(fact, people):
+    if not person_at(fact, people):
         return True
+    m = _AT_PLACE.match(fact.strip())
     if any(re.search(rf"\b{re.escape(label)}\b", m.group(2), re.I) for label in labels if label.strip()):
         return True
     named = [rf"\b{re.escape(n)}\s+(?:is|was)\s+(?:still\s+|now\s+)?$" for n in people if n]
