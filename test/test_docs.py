@@ -15,12 +15,14 @@ graph's memory and logs), the test's ROS domain. A block that uses ``lightomni``
 
 Long commands run a small variant (:data:`SMALL`, each with why it is honest; those in :data:`ONCE_ELSEWHERE` from the
 other folder only); a long command that is new to the docs fails :func:`test_every_documented_command_is_known` with
-what to add. Commands for a robot with ROS 2 (apt, colcon, rosdep, ros2 launch) cannot run here: :data:`NOT_HERE`
-gives the reason, and the files they name are checked.
+what to add. Blocks of commands that start their own nodes on a domain of their own (:data:`OWN_DOMAIN`) run on a
+second thread beside the others. Commands for a robot with ROS 2 (apt, colcon, rosdep, ros2 launch) cannot run
+here: :data:`NOT_HERE` gives the reason, and the files they name are checked.
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import dataclasses
 import os
 import pathlib
@@ -52,6 +54,9 @@ LONG = [re.compile(p) for p in (r'^make (demo|train|test)\b', r'(^|/)lightomni (
                                 r'(^|/)lightomni replay (?!--score-only)')]
 #: commands that serve until Ctrl-C: started in the background, used by the others, stopped with SIGINT
 SERVERS = [re.compile(r'(^|/)lightomni launch\b')]
+#: commands that start their own nodes on a domain of their own (neither the graph nor the test's domain): their
+#: blocks run beside the others, on a second thread, since most of their time is audio streamed at 1x
+OWN_DOMAIN = [re.compile(r'(^|/)lightomni bench (perception|hearing)\b')]
 SMALL_SCENARIO = 'test/docs/small_scenario.yaml'
 #: the one graph each run uses: started by README's `lightomni launch` (one model load instead of one per command);
 #: the replaying commands go into it with --no-launch and do not wait for its sleep-time work (its answers and memory
@@ -470,14 +475,24 @@ def test_documented_commands_run_as_written(spawn, tmp_path: pathlib.Path) -> No
             server.wait_states('active', 900.0)
             log.append(f'ok  {server.doc}  (root: all nodes active)')
         shells: dict[pathlib.Path, Shell] = {}
-        for mode in ('root', 'elsewhere'):
-            for c in others:
-                if mode == 'root' and c.command in ONCE_ELSEWHERE:
-                    log.append(f'ok  {c}  (root: run from the other folder only: {ONCE_ELSEWHERE[c.command]})')
-                    continue
-                folder = folder_for(mode, c)
-                shell = shells.setdefault(folder, Shell(env, folder, log))
-                shell.run(c, line_for(mode, c, folder))
+
+        def run_all(commands: list[Documented]) -> None:
+            for mode in ('root', 'elsewhere'):
+                for c in commands:
+                    if mode == 'root' and c.command in ONCE_ELSEWHERE:
+                        log.append(f'ok  {c}  (root: run from the other folder only: {ONCE_ELSEWHERE[c.command]})')
+                        continue
+                    folder = folder_for(mode, c)
+                    shell = shells.setdefault(folder, Shell(env, folder, log))
+                    shell.run(c, line_for(mode, c, folder))
+
+        # a block goes beside the others only whole (its lines share one shell and run in order)
+        blocks = {(c.doc, c.block) for c in others if any(p.search(c.command) for p in OWN_DOMAIN)}
+        blocks -= {(c.doc, c.block) for c in others if not any(p.search(c.command) for p in OWN_DOMAIN)}
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1) as beside:
+            own = beside.submit(run_all, [c for c in others if (c.doc, c.block) in blocks])
+            run_all([c for c in others if (c.doc, c.block) not in blocks])
+            own.result()
     finally:
         for server in running:
             server.stop()

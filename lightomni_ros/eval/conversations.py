@@ -126,7 +126,7 @@ def build(media: pathlib.Path, split: str, quick: bool = False) -> list[Conversa
     rng = random.Random({'dev': 18, 'heldout': 1018}[split])
     utts = utterances(media)
     convs = overlap_set(utts, rng, 1 if quick else 3)
-    convs.append(long_conversation(f'long_{split}', utts, rng, 40.0 if quick else 150.0))
+    convs.append(long_conversation(f'long_{split}', utts, rng, 20.0 if quick else 150.0))
     for c in convs:
         c.name = f'{split}/{c.name}'
     return convs
