@@ -149,6 +149,41 @@ def test_a_memory_that_only_repeats_the_question_answers_nothing(embed) -> None:
     assert extractive_answer('Robot, where is my laptop?', mems[:3], embed, ROBOT) == ''
 
 
+def test_a_claim_moved_onto_someone_only_called_by_name_is_misattributed() -> None:
+    """Pablo said "Sofia, I really enjoyed the birthday party.": asked Pablo's opinion, "Sofia enjoyed it" is wrong."""
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Pablo (updated_by: introduction)'),
+            MemoryItem('episodic:7', '<face_1> enjoyed the birthday party.'),
+            MemoryItem('recent:3', '<face_1> said: Sofia, I really enjoyed the birthday party.')]
+    q = "Hey assistant, what was Pablo's opinion on the birthday party?"
+    # no face of memory is called Sofia yet: her name is known only as someone Pablo spoke to
+    assert 'tells of sofia' in misattributed('Sofia enjoyed the birthday party.', q, mems, ROBOT)
+    assert misattributed('Pablo enjoyed the birthday party.', q, mems, ROBOT) == ''
+
+
+def test_asked_when_only_a_memory_that_says_a_time_answers() -> None:
+    """Asked in which month Pablo's birthday is, his words about the birthday party say no month: nothing answers."""
+    from lightomni_ros.core.reflex.answering import unanswered_claim
+    mems = [MemoryItem('profile:<face_1>', '<face_1> is Pablo (updated_by: introduction)'),
+            MemoryItem('episodic:7', 'Pablo thinks the birthday party was an absolute mess.'),
+            MemoryItem('episodic:8', '<face_1> enjoyed the birthday party.')]
+    q = "Robot, tell me, in which month is Pablo's birthday?"
+    assert answering(q, mems, ROBOT) == []
+    assert unanswered_claim('Pablo has a birthday party.', q, mems, ROBOT)
+    told = mems + [MemoryItem('semantic:9', "Pablo's birthday is in May.")]
+    assert [m.ref for m in answering(q, told, ROBOT)] == ['semantic:9']
+    assert unanswered_claim("Pablo's birthday is in May.", q, told, ROBOT) == ''
+    # a time in words or digits, a weekday: each says when
+    meeting = [MemoryItem('semantic:1', 'The team meeting got moved to Friday.'),
+               MemoryItem('semantic:2', 'The shop closes at 6.'), MemoryItem('semantic:3', 'The shop is very busy.')]
+    assert [m.ref for m in answering('When is the team meeting?', meeting, ROBOT)] == ['semantic:1']
+    assert [m.ref for m in answering('Hey assistant, what time does the shop close?', meeting, ROBOT)] == \
+        ['semantic:2']
+    # "when" later in a question that asks where is not asking for a time
+    keys = [MemoryItem('semantic:4', 'Joe put the keys in the drawer.')]
+    assert [m.ref for m in answering('Robot, where did Joe put the keys when he came in?', keys, ROBOT)] == \
+        ['semantic:4']
+
+
 def test_people_a_question_names() -> None:
     mems = [MemoryItem('profile:<face_1>', '<face_1> is Kwame')]
     assert people_asked("Robot, tell me, what is Rahul's hometown?", mems, ROBOT) == {'rahul'}

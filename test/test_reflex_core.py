@@ -193,6 +193,20 @@ def test_someone_alone_in_view_who_asks_you_something_is_answered_without_a_name
         engine.cfgs.latent.answer_alone = True
 
 
+def test_someone_alone_in_view_who_asks_for_a_reminder_is_answered_without_a_name(engine):
+    """"Please remind me in fifteen minutes to check the oven." alone in view asks what the robot does."""
+    engine.address.last_reply_end = float('-inf')
+    words = 'Please remind me in fifteen minutes to check the oven.'
+    alone = SegmentInput(segment_id=171, start=1000.0, end=1003.0, transcript=words, face_ids=['<face_1>'],
+                         speaker_face='<face_1>')
+    assert engine.decide(alone, 0.0, 1.01, 12, 4).speak
+    engine.address.last_reply_end = float('-inf')
+    together = SegmentInput(segment_id=172, start=1010.0, end=1013.0, transcript=words,
+                            face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')     # asked of the other one
+    d = engine.decide(together, 0.0, 1.01, 12, 4)
+    assert not d.speak and any(n.startswith('quiet: not addressed') for n in d.notes), d.notes
+
+
 def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_answered(engine, monkeypatch):
     """A follow-up to another person, or a remark with nothing to say, stays quiet.
 
@@ -1029,6 +1043,11 @@ def test_facts_nothing_in_the_segment_said_are_not_stored():
     assert not sleep.allergy_heard('<face_8> is allergic to red.', 'Lay red with P9 again.')
     assert all(sleep.allergy_heard('Mei is allergic to shellfish.', said) for said in (
         'I react badly to shellfish.', 'One bite of shellfish and I get sick.', "I can't eat shellfish."))
+    # the allergy is said in the sentence that names what it is to, not beside another thing's sentence
+    two = 'No cat hair for me please, allergy. My usual order is orange juice.'
+    assert sleep.allergy_heard('<face_3> is allergic to cat hair.', two)
+    assert not sleep.allergy_heard('<face_3> has allergy to orange juice.', two)
+    assert not sleep.allergy_heard('<face_3> is allergic to orange juice.', two)
     assert not sleep.birthday_heard('Joe has a birthday in the attic.')
     assert sleep.birthday_heard('Ana has a birthday on the 3rd of May.')
     # a time nobody said was a birthday
@@ -1606,6 +1625,8 @@ def test_a_reply_is_cleaned_of_role_markers_and_a_quote_closed_twice():
     assert generation.clean_response('Hello.<|im_end|>\nuser: hi') == 'Hello.'
     assert generation.clean_response('The man said: "Bimblo F2.""') == 'The man said: "Bimblo F2."'
     assert generation.clean_response('He said: "Hi." and "Yes."') == 'He said: "Hi." and "Yes."'
+    assert generation.clean_response('- Pablo thinks the party was a mess.') == 'Pablo thinks the party was a mess.'
+    assert generation.clean_response('Ten - no, eleven.') == 'Ten - no, eleven.'
 
 
 def test_a_fact_left_in_the_first_person_is_said_of_the_one_speaker_or_left_out():

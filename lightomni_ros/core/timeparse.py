@@ -180,6 +180,11 @@ def find_due(text: str, now: float, tz: _dt.tzinfo | None = None) -> DueTime | N
     return None
 
 
+def asks_for_reminder(text: str) -> bool:
+    """Whether ``text`` asks for a reminder ("remind me ...", "set a reminder ..."), a time said or not."""
+    return bool(_REMIND.search(normalise(text)))
+
+
 def reminder_intent(text: str, now: float, tz: _dt.tzinfo | None = None, face_id: str = '') -> ReminderIntent | None:
     """A "remind me to ..." request with its due time and the task; None when the text asks for no reminder."""
     t = normalise(text)

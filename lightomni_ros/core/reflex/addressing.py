@@ -34,6 +34,7 @@ import re
 from dataclasses import dataclass, field
 
 from ..text import UNSEEN_SPEAKER
+from ..timeparse import asks_for_reminder
 from .attribution import said_names
 from .config import LatentConfig
 from .grounding import asks
@@ -111,7 +112,8 @@ def alone_asking(seg: SegmentInput) -> bool:
 
     Seen saying: perception saw the face talking or linked the voice to it (a radio heard beside one person is not
     theirs); nobody else: no other voice in the segment. Then "Can you tell me where the gloves are?" can only be for
-    the robot. A person on the phone alone in view still passes here; the action head decides, as for any follow-up.
+    the robot, and so can "Please remind me in ten minutes to check the oven.", a request of what the robot does. A
+    person on the phone alone in view still passes here; the action head decides, as for any follow-up.
     """
     if len(seg.face_ids) != 1 or seg.typed_text.strip():
         return False
@@ -122,7 +124,8 @@ def alone_asking(seg: SegmentInput) -> bool:
     # "Jamal, could you close the window?": alone in view, but calling someone by name (the robot's would have
     # passed already), maybe out of sight or on the phone
     calls = said_names(seg.transcript)[1]
-    return seen_saying and nobody_else and bool(_YOU.search(seg.transcript)) and asks(seg.transcript) and not calls
+    asking = (bool(_YOU.search(seg.transcript)) and asks(seg.transcript)) or asks_for_reminder(seg.transcript)
+    return seen_saying and nobody_else and asking and not calls
 
 
 @dataclass
@@ -152,7 +155,8 @@ class AddressGate:
         if self.cfg.answer_alone and alone_asking(seg):
             return ''
         return f'quiet: not addressed (names none of {", ".join(words)}, is no follow-up of the last ' \
-               f'person answered within {self.cfg.follow_up_s:g} s, and asks "you" nothing alone in view)'
+               f'person answered within {self.cfg.follow_up_s:g} s, and asks "you" nothing and no reminder alone in ' \
+               f'view)'
 
     def follow_up_only(self, seg: SegmentInput) -> bool:
         """Whether spoken words may be answered only as a follow-up: they do not name the robot (the gate is on)."""

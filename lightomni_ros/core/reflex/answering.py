@@ -27,7 +27,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from ..text import CALENDAR_WORDS, gist, names_person, sentences, unaddressed
-from .attribution import PERSON_ID
+from .attribution import PERSON_ID, said_names
 from .grounding import (SAID_AS_FACT, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, names_a_device, promises_to_keep, said_by, said_in, speakable, stem,
                         words_heard)
@@ -327,6 +327,7 @@ def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[s
     topic = _thing(question, topic)
     asked = content_words(question)
     beside = _stems(asked) | _stems(_FRAME) | _stems(skip) | _stems({n.lower() for n in names.values()})
+    when = not quote and asks_when(question)
     out, asked_only = [], []
     for m in memories:
         said = said_in(m)
@@ -339,10 +340,42 @@ def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[s
         words = content_words(text)
         if topic and not topic.keys() & _stems(words):
             continue
+        if when and not says_when(text):
+            continue
         if _stems(words) - beside:
             (asked_only if only_asks and asks_about else out).append(m)
     # with no topic ("what did Kwame just say?") a question someone asked is what they said like any other words
     return out or asked_only
+
+
+#: a question that asks for a time: "when is ...?", "what time ...?", "in which month ...?", "on what day ...?"
+_ASKS_WHEN = re.compile(r"^\W*(?:\w+\W+){0,6}?(?:when|what time|(?:which|what) (?:day|date|month|year|week|time))\b",
+                        re.I)
+#: words that say a time, besides the calendar's names and any number: "at six", "this morning", "next week"
+_TIME_WORDS = CALENDAR_WORDS | frozenset("""one two three four five six seven eight nine ten eleven twelve noon
+midnight morning afternoon evening night tonight weekend week month year spring summer autumn fall winter christmas
+easter o'clock oclock am pm half quarter first second third fourth fifth sixth seventh eighth ninth tenth
+eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth
+later soon ago earlier""".split())
+
+
+def asks_when(question: str) -> bool:
+    """Whether ``question`` asks for a time ("when is Bo's birthday?", "remind me when the review is?").
+
+    The asking word comes early (within the first few words after a greeting): "where did Joe put the keys when he
+    came in?" asks where.
+    """
+    m = _ASKS_WHEN.search(question or '')
+    return bool(m) and _asking_word(question[:m.end()]) in ('when', '')
+
+
+def says_when(text: str) -> bool:
+    """Whether ``text`` says a time: a calendar word, a part of the day, a season, a clock or any number.
+
+    Asked "in which month is Pablo's birthday?", "Pablo has a birthday party." and "The party was an absolute mess."
+    tell of the birthday but not when it is: no memory answers, and a reply made of them answers nothing.
+    """
+    return any(w in _TIME_WORDS or any(c.isdigit() for c in w) for w in re.findall(r"[\w']+", text.lower()))
 
 
 def unfounded_refusal(reply: str, question: str, memories: Sequence[MemoryItem], ignore: Sequence[str] = (),
@@ -388,7 +421,7 @@ def misattributed(reply: str, question: str, memories: Sequence[MemoryItem], ign
     if not people and not topic:
         return ''
     names = face_names(memories)
-    others = _others_named(reply, people, names.values())
+    others = _others_named(reply, people, [*names.values(), *_called(memories)])
     if others:
         # "Noor trained for badminton." to "what does Mateo train for?": Mateo's fact, told of someone else
         return f'reply tells of {", ".join(others)}, not of {", ".join(sorted(people))}, whom the question asks about'
@@ -435,6 +468,15 @@ def in_own_voice(reply: str, memories: Sequence[MemoryItem]) -> str:
 #: a reply that opens with "I" and a verb, not a refusal or what the robot perceived or will do
 _OWN_CLAIM = re.compile(r"^\s*I\s+(?!(?:don't|do|did|am|was|will|would|can|could|have|had|heard|saw|see|hear|think|"
                         r"remember|recall|know|believe|noticed)\b)([a-z]+)\b", re.I)
+
+
+def _called(memories: Sequence[MemoryItem]) -> set[str]:
+    """Names people were called by in the words memory heard ("Sofia, I really enjoyed it."), a face known or not.
+
+    Someone called by a name is a person, though no face of memory carries it yet: a reply that moves a claim onto
+    them ("Sofia enjoyed the birthday party." of Pablo's words to her) tells of someone other than the one asked about.
+    """
+    return {n for m in memories for words in words_heard(m.text) for n in said_names(words)[1]}
 
 
 def _others_named(reply: str, people: set[str], known: Iterable[str]) -> list[str]:

@@ -122,7 +122,8 @@ class LatentConfig:
                                                 'head would answer are answered only when they name one of them '
                                                 '(whole words, any case, or a close mishearing) or come from the '
                                                 'person the robot last answered within latent.follow_up_s (or, '
-                                                'with latent.answer_alone, ask "you" something alone in view); a '
+                                                'with latent.answer_alone, ask "you" something or ask for a '
+                                                'reminder alone in view); a '
                                                 'segment in which nobody spoke or typed is not answered (the gate '
                                                 'itself never makes the robot speak; latent.answer_when_called '
                                                 'does). Empty: the action head alone decides.')
@@ -137,7 +138,8 @@ class LatentConfig:
     answer_alone: bool = param(True, 'Spoken words the action head would answer may also pass latent.wake_words '
                                      'without a name when the one person in view was seen saying them, nobody '
                                      'else spoke, and they ask something of "you" ("Can you tell me where the '
-                                     'gloves are?") without calling someone by name ("Jamal, could you ...?"): '
+                                     'gloves are?") or ask for a reminder ("Please remind me in ten minutes to '
+                                     'check the oven.") without calling someone by name ("Jamal, could you ...?"): '
                                      'with nobody else there, the robot is the one asked. Off: '
                                      'only a name or a follow-up opens the gate.')
 

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable
 
@@ -286,10 +287,11 @@ def _pos_arg(backbone, pos: torch.Tensor) -> torch.Tensor:
 
 
 def clean_response(text: str) -> str:
-    """Trim a generated reply to its first paragraph without role markers (and a quote mark closed twice)."""
+    """Trim a generated reply to its first paragraph without role markers, a list item's mark or a doubled quote."""
     text = text.replace('<|im_end|>', '').replace('<end_of_turn>', '').strip()
     for marker in ('<|im_start|>', '<start_of_turn>', '\nuser', '\nUser:'):
         text = text.split(marker)[0]
-    text = text.strip()
+    # a list item's mark ("- Pablo thinks ..."): the small model's habit from list-like memories, not a word to say
+    text = re.sub(r'^[-*\u2022]\s+', '', text.strip())
     # a quote closed twice ('... said: "Bimblo F2.""'): the stray mark would be read out or shown
     return text[:-1] if text.endswith('""') and text.count('"') % 2 else text

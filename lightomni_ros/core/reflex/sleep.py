@@ -450,8 +450,9 @@ _WORK_IN_SAID = re.compile(r"\bwork(?:s|ed|ing)?\s+(?:in|at|from)\b", re.I)
 _THING_BEFORE = re.compile(r"\b(?:my|your|his|her|our|their|the|a|this|that|some)\s+$", re.I)
 
 
-#: a fact of an allergy ("Mei is allergic to pollen.")
-_ALLERGIC = re.compile(r"^.*?\s+(?:is|was|are)\s+allergic\s+to\b", re.I)
+#: a fact of an allergy ("Mei is allergic to pollen.", "Mei has an allergy to pollen."): what it is to
+_ALLERGIC = re.compile(r"^.*?\s+(?:(?:is|was|are)\s+allergic|has\s+(?:an?\s+)?allerg(?:y|ies))\s+to\s+(?P<what>[^.]+)",
+                       re.I)
 #: how people say they cannot have something: an allergy, what it does to them, keeping away from it
 _ALLERGY_SAID = re.compile(r"\b(?:allerg\w*|react\w*|rash(?:es)?|hives|itch\w*|sneez\w*|swell\w*|intoleran\w*|"
                            r"sick|ill|avoid\w*|(?:stay|keep)s?\s+away|anaphyla\w*|epipen|"
@@ -463,9 +464,15 @@ def allergy_heard(fact: str, words: str) -> bool:
     """Whether an allergy fact was said as one: "<face_8> is allergic to red." after "Lay red with P9 again." was not.
 
     Any way of saying it counts ("I react badly to ...", "... makes me ill", "I have to stay away from ...", "I
-    can't eat ..."); what the allergy is to is left to the word check.
+    can't eat ..."), in the sentence that names what it is to: "<face_3> has allergy to orange juice." after "No cat
+    hair for me please, allergy. My usual order is orange juice." joins two sentences (the word check does the rest).
     """
-    return not _ALLERGIC.match(fact.strip()) or bool(_ALLERGY_SAID.search(words or ''))
+    m = _ALLERGIC.match(fact.strip())
+    if not m:
+        return True
+    what = {stem(w) for w in content_words(m.group('what'))}
+    return any(_ALLERGY_SAID.search(s) and (not what or what & {stem(w) for w in content_words(s)})
+               for s in sentences(words or ''))
 
 
 #: a birthday fact ("Ana has a birthday in July.", "Ana's birthday is in July."): when it is said to be
