@@ -761,6 +761,12 @@ def test_a_fact_needs_a_subject_and_something_said():
     kept, dropped = sleep.heard_facts(['<face_1>, Mei, <face_4>; table tennis.', 'Mei; table tennis.',
                                        '<face_1> plays table tennis.'], seg, {'<face_4>': 'Mei'})
     assert kept == ['<face_1> plays table tennis.'] and len(dropped) == 2
+    # an exclamation states nothing; a statement beside it still does
+    seg.transcript = 'What a long day it has been.'
+    assert sleep.heard_facts(['Mei has a long day.'], seg, {'<face_4>': 'Mei'})[0] == []
+    seg.transcript = 'What a day. I work as a nurse now.'
+    assert sleep.heard_facts(['Mei works as a nurse.', 'Mei has a day.'], seg, {'<face_4>': 'Mei'})[0] == \
+        ['Mei works as a nurse.']
     # a request's clause copied is no fact; a pinned item keeps its words, lower case and all
     ask = SegmentInput(segment_id=13, start=0, end=5, face_ids=['<face_1>', '<face_4>'],
                        transcript='Robot, tell me, set a reminder to check the oven in two minutes. The oven is '

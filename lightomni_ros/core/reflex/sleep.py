@@ -508,6 +508,15 @@ FORM_WORDS = frozenset('called likes drink enjoys comes works allergic plays bir
 _FORM_STEMS = frozenset(stem(w) for w in FORM_WORDS)
 
 
+#: an exclamation: "What a long day it has been.", "Oh, what a finish!" (a question "what a ... is it?" asks)
+_EXCLAIMED = re.compile(r"^\W*(?:(?:oh|wow|well|gosh|man),?\s+)?what an?\s+(?!.*\?\s*$)", re.I)
+
+
+def stated(words: str) -> list[str]:
+    """The sentences of ``words`` that can state a fact: not exclamations ("What a long day it has been.")."""
+    return [s for s in sentences(words or '') if not _EXCLAIMED.match(s)]
+
+
 def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | None = None) -> tuple[list, list]:
     """(kept, dropped): what a fact claims must have been said, typed or labelled in the segment.
 
@@ -537,9 +546,10 @@ def heard_facts(facts: list[str], seg: SegmentInput, names: dict[str, str] | Non
     that opens with a list of people ("<face_1>, <face_2> is forecast for the
     mountains.", after a weather report) copies who was in view and is about nobody. Two words state nothing about
     anyone: "Bimblo F2." after "Bimblo F2 now." is the words, not a fact; nor are words with no subject ("Been
-    read by K7.") or a person and a place with no verb between ("Joe in the attic.").
+    read by K7.") or a person and a place with no verb between ("Joe in the attic."). An exclamation states nothing
+    either: its words support no fact ("Jamal has a long day." after "What a long day it has been.", :func:`stated`).
     """
-    heard = {w.split("'")[0] for w in content_words(' '.join([seg.utterance, *seg.visual_tags]))}
+    heard = {w.split("'")[0] for w in content_words(' '.join([*stated(seg.utterance), *seg.visual_tags]))}
     # frame labels support a fact's words ("<face_1> is in the garden."), but one written as the description is
     # ("people; labels") and made of nothing else is the description copied: it holds them already
     spoken = {w.split("'")[0] for w in content_words(seg.utterance)}
