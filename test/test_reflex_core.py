@@ -171,9 +171,16 @@ def test_someone_alone_in_view_who_asks_you_something_is_answered_without_a_name
     linked = SegmentInput(segment_id=162, start=910.0, end=913.0, transcript=words, face_ids=['<face_1>'],
                           turns=[SpeakerTurn(start=0.0, end=3.0, voice_id='<voice_1>', face_id='<face_1>', text=words)])
     assert engine.decide(linked, 0.0, 1.01, 12, 4).speak
+    # a reminder asked for alone in view is asked of the robot too (among several people, of someone there)
+    remind = 'Please remind me in fifteen minutes to check the oven.'
+    engine.address.last_reply_end = float('-inf')
+    assert engine.decide(SegmentInput(segment_id=169, start=915.0, end=918.0, transcript=remind,
+                                      face_ids=['<face_1>'], speaker_face='<face_1>'), 0.0, 1.01, 12, 4).speak
     engine.address.last_reply_end = float('-inf')
     quiet = [SegmentInput(segment_id=163, start=920.0, end=923.0, transcript=words, face_ids=['<face_1>', '<face_2>'],
                           speaker_face='<face_1>'),                                    # someone else is there
+             SegmentInput(segment_id=170, start=925.0, end=928.0, transcript=remind, face_ids=['<face_1>', '<face_2>'],
+                          speaker_face='<face_1>'),
              SegmentInput(segment_id=164, start=930.0, end=933.0, transcript=words, face_ids=['<face_1>']),  # not seen
              SegmentInput(segment_id=165, start=940.0, end=943.0, transcript='Do you want to save money?',
                           face_ids=['<face_1>'], turns=[SpeakerTurn(start=0.0, end=3.0, voice_id='<voice_2>',
@@ -191,20 +198,6 @@ def test_someone_alone_in_view_who_asks_you_something_is_answered_without_a_name
         assert not engine.decide(alone, 0.0, 1.01, 12, 4).speak
     finally:
         engine.cfgs.latent.answer_alone = True
-
-
-def test_someone_alone_in_view_who_asks_for_a_reminder_is_answered_without_a_name(engine):
-    """"Please remind me in fifteen minutes to check the oven." alone in view asks what the robot does."""
-    engine.address.last_reply_end = float('-inf')
-    words = 'Please remind me in fifteen minutes to check the oven.'
-    alone = SegmentInput(segment_id=171, start=1000.0, end=1003.0, transcript=words, face_ids=['<face_1>'],
-                         speaker_face='<face_1>')
-    assert engine.decide(alone, 0.0, 1.01, 12, 4).speak
-    engine.address.last_reply_end = float('-inf')
-    together = SegmentInput(segment_id=172, start=1010.0, end=1013.0, transcript=words,
-                            face_ids=['<face_1>', '<face_2>'], speaker_face='<face_1>')     # asked of the other one
-    d = engine.decide(together, 0.0, 1.01, 12, 4)
-    assert not d.speak and any(n.startswith('quiet: not addressed') for n in d.notes), d.notes
 
 
 def test_a_follow_up_for_someone_else_or_a_remark_with_nothing_to_say_is_not_answered(engine, monkeypatch):
