@@ -50,6 +50,10 @@ _OTHER = re.compile(r"(?:^|[,.!?;:]\s*|\b(?i:you to|let me|please|and|so|robot|a
 #: capitalised words of the calendar, lower case: never a person's name
 CALENDAR_WORDS = frozenset('''monday tuesday wednesday thursday friday saturday sunday january february march april may
 june july august september october november december today tomorrow yesterday'''.split())
+#: words that can say when something is, besides the calendar's names: seasons, feasts, ordinal days, spans
+WHEN_WORDS = CALENDAR_WORDS | frozenset('''spring summer autumn fall winter christmas easter year month week weekend
+first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth
+sixteenth seventeenth eighteenth nineteenth twentieth thirtieth'''.split())
 
 
 def may_be_name(word: str) -> bool:
@@ -167,6 +171,7 @@ def fmt_time(t: float, tz: _dt.tzinfo | None = None) -> str:
     return _dt.datetime.fromtimestamp(t, tz).strftime('%Y-%m-%d %H:%M:%S')
 
 
-__all__ = ['CALENDAR_WORDS', 'clipped', 'fmt_time', 'TOWN_BEFORE', 'names_a_place', 'gist', 'sentences', 'unaddressed',
+__all__ = ['CALENDAR_WORDS', 'WHEN_WORDS', 'clipped', 'fmt_time', 'TOWN_BEFORE', 'names_a_place', 'gist', 'sentences',
+           'unaddressed',
            'introduced_name', 'introduced_other', 'named_in',
            'UNSEEN_SPEAKER', 'VOICE_SPEAKER', 'unseen_voice', 'resolve_voices']

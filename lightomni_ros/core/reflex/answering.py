@@ -26,7 +26,7 @@ from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
-from ..text import CALENDAR_WORDS, gist, names_person, sentences, unaddressed
+from ..text import CALENDAR_WORDS, WHEN_WORDS, gist, names_person, sentences, unaddressed
 from .attribution import PERSON_ID, said_names
 from .grounding import (SAID_AS_FACT, asks, asks_to_keep, content_words, holds_only_a_question, is_quote_question,
                         is_refusal, names_a_device, promises_to_keep, said_by, said_in, speakable, stem,
@@ -351,12 +351,9 @@ def _answering(question: str, memories: Sequence[MemoryItem], ignore: Sequence[s
 #: a question that asks for a time: "when is ...?", "what time ...?", "in which month ...?", "on what day ...?"
 _ASKS_WHEN = re.compile(r"^\W*(?:\w+\W+){0,6}?(?:when|what time|(?:which|what) (?:day|date|month|year|week|time))\b",
                         re.I)
-#: words that say a time, besides the calendar's names and any number: "at six", "this morning", "next week"
-_TIME_WORDS = CALENDAR_WORDS | frozenset("""one two three four five six seven eight nine ten eleven twelve noon
-midnight morning afternoon evening night tonight weekend week month year spring summer autumn fall winter christmas
-easter o'clock oclock am pm half quarter first second third fourth fifth sixth seventh eighth ninth tenth
-eleventh twelfth thirteenth fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth twentieth thirtieth
-later soon ago earlier""".split())
+#: words that say a time, besides any number: "at six", "this morning", "next week", "in May"
+_TIME_WORDS = WHEN_WORDS | frozenset("""one two three four five six seven eight nine ten eleven twelve noon midnight
+morning afternoon evening night tonight o'clock oclock am pm half quarter later soon ago earlier""".split())
 
 
 def asks_when(question: str) -> bool:

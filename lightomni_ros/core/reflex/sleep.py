@@ -19,7 +19,7 @@ import re
 import threading
 from typing import AbstractSet, Any, Sequence
 
-from ..text import (CALENDAR_WORDS, TOWN_BEFORE, UNSEEN_SPEAKER, introduced_name, introduced_other, may_be_name,
+from ..text import (TOWN_BEFORE, UNSEEN_SPEAKER, WHEN_WORDS, introduced_name, introduced_other, may_be_name,
                     names_a_place, said_as_name, sentences)
 from ..timeparse import reminder_intent
 from ..topic import ReminderIntent, TopicData
@@ -478,9 +478,7 @@ def allergy_heard(fact: str, words: str) -> bool:
 #: a birthday fact ("Ana has a birthday in July.", "Ana's birthday is in July."): when it is said to be
 _BIRTHDAY = re.compile(r"^.*?(?:\s+has\s+(?:a\s+)?|'s\s+)birthday\s+(?:is\s+)?(?:in|on|at)\s+([^.]+)", re.I)
 #: words that can say when a birthday is, besides the calendar's names and numbers
-_WHEN = CALENDAR_WORDS | frozenset("""spring summer autumn fall winter christmas easter new year month week weekend
-first second third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth fourteenth fifteenth
-sixteenth seventeenth eighteenth nineteenth twentieth thirtieth""".split())
+_WHEN = WHEN_WORDS | {'new'}       # "at new year"
 
 
 #: words that say a birthday: "I celebrate my birthday in May", "I was born in May", "I turn a year older in May",
